@@ -1,0 +1,3 @@
+"""vcrbench: visually-continuous corruption robustness of image classifiers."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,170 @@
+"""Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config``.
+
+Each subcommand is a thin wrapper over a library function, with the same image preparation as
+the pipeline where it matters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from vcrbench.errors import VcrbenchError
+
+
+def _corruptions(args: argparse.Namespace) -> None:
+    from vcrbench.corruptions import CORRUPTIONS
+
+    entries = [
+        {
+            "name": c.name,
+            "source": c.source,
+            "visual_class": c.visual_class,
+            "stochastic": c.stochastic,
+            "parameters": {k: {"low": lo, "high": hi} for k, (lo, hi) in c.parameters.items()},
+            "imagenet_c_severities": c.imagenet_c_severities,
+        }
+        for c in CORRUPTIONS.values()
+    ]
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return
+    for e in entries:
+        domains = ", ".join(f"{k} ∈ [{v['low']:g}, {v['high']:g}]" for k, v in e["parameters"].items())
+        print(f"{e['name']:<22} {e['visual_class']:<8} {e['source']:<15} {domains}")
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, float]:
+    params = {}
+    for item in items:
+        if "=" not in item:
+            raise VcrbenchError(f"--param {item!r}: use NAME=VALUE")
+        key, value = item.split("=", 1)
+        try:
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise VcrbenchError(f"--param {item!r}: {value!r} is not a number") from None
+    return params
+
+
+def _corrupt(args: argparse.Namespace) -> None:
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    from vcrbench.corruptions import (
+        apply_corruption,
+        get_corruption,
+        sample_parameters,
+        validate_parameters,
+    )
+    from vcrbench.datasets import _to_rgb
+    from vcrbench.seeding import noise_seed, parameter_rng
+
+    get_corruption(args.name)
+    params = _parse_params(args.param)
+    if not params:
+        params = sample_parameters(args.name, parameter_rng(args.seed, args.name, 0))
+    validate_parameters(args.name, params)
+    try:
+        with Image.open(args.input) as image:
+            array = np.asarray(_to_rgb(image), dtype=np.uint8)
+    except OSError as error:
+        raise VcrbenchError(f"{args.input}: cannot read this image ({error})") from None
+    batch = torch.from_numpy(array).permute(2, 0, 1)[None].float() / 255.0
+    out = apply_corruption(args.name, batch, {k: [v] for k, v in params.items()},
+                           [noise_seed(args.seed, args.name, 0)])
+    Image.fromarray(out[0].permute(1, 2, 0).cpu().numpy()).save(args.output)
+    print(json.dumps({"corruption": args.name, "seed": args.seed, "parameters": params,
+                      "output": str(args.output)}))
+
+
+def _vif(args: argparse.Namespace) -> None:
+    from vcrbench.vif import vif_files
+
+    if len(args.images) % 2:
+        raise VcrbenchError("give image files in pairs: REF DIST [REF DIST ...]")
+    pairs = list(zip(args.images[::2], args.images[1::2], strict=True))
+    results = vif_files(pairs, precision=args.precision)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for r in results:
+        print(f"VIF={r['vif']:.6f}  dv={r['dv']:.6f}  {r['reference']}  {r['distorted']}")
+
+
+def _predict(args: argparse.Namespace) -> None:
+    from vcrbench.models.inference import predict_files
+
+    results = predict_files(args.model, args.images, device=args.device)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for r in results:
+        print(f"{r['image']}: top-1 {r['top1']} {r['wnid']} ({r['name']}), "
+              f"16-class: {r['category16']}")
+
+
+def _check_config(args: argparse.Namespace) -> None:
+    import yaml
+
+    from vcrbench.config import validate_config
+
+    merged: dict = {}
+    for path in args.configfile:
+        merged.update(yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
+    config = validate_config(merged)
+    print(yaml.safe_dump(config, sort_keys=False))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vcrbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("corruptions", help="list the corruptions, parameters and domains")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_corruptions)
+
+    p = sub.add_parser("corrupt", help="write one corrupted image")
+    p.add_argument("name")
+    p.add_argument("input", type=Path)
+    p.add_argument("output", type=Path)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter value; all random from the domain when none is given")
+    p.set_defaults(func=_corrupt)
+
+    p = sub.add_parser("vif", help="VIF and Δv of image pairs")
+    p.add_argument("images", nargs="+", metavar="REF DIST")
+    p.add_argument("--precision", choices=["fast", "exact"], default="exact")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_vif)
+
+    p = sub.add_parser("predict", help="a model's top-1 and 16-class decision per image")
+    p.add_argument("--model", required=True)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("images", nargs="+")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_predict)
+
+    p = sub.add_parser("check-config", help="validate config files, print them with defaults")
+    p.add_argument("configfile", nargs="+")
+    p.set_defaults(func=_check_config)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except VcrbenchError as error:
+        print(f"vcrbench: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Run configuration: JSON-schema validation with defaults, then checks against the registries.
+
+Every problem is reported as one :class:`VcrbenchError` that names the key, what was wrong and
+the allowed values, before Snakemake schedules any job.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from vcrbench.errors import VcrbenchError
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+
+def load_schema(path: str | Path | None = None) -> dict[str, Any]:
+    """The config JSON schema (YAML file) as a dict."""
+    with open(path or SCHEMA_PATH, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _key_path(path: Any) -> str:
+    parts: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(("." if parts else "") + str(part))
+    return "".join(parts) or "<top level>"
+
+
+def _subschema(schema: Mapping[str, Any], path: Any) -> Mapping[str, Any]:
+    node: Mapping[str, Any] = schema
+    for part in path:
+        if isinstance(part, int):
+            node = node.get("items", {})
+        else:
+            node = node.get("properties", {}).get(part, {})
+    return node
+
+
+def _explain(error: jsonschema.ValidationError, schema: Mapping[str, Any]) -> str:
+    key = _key_path(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(_subschema(schema, error.absolute_path).get("properties", {}))
+        unexpected = sorted(set(error.instance) - set(allowed))
+        names = ", ".join(repr(u) for u in unexpected)
+        where = "" if key == "<top level>" else f" under '{key}'"
+        return f"unknown key {names}{where}; allowed keys: {', '.join(allowed)}"
+    if error.validator == "enum":
+        allowed = ", ".join(str(v) for v in error.validator_value)
+        return f"'{key}' is {error.instance!r}; allowed values: {allowed}"
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"'{key}' must be of type {expected}, got {error.instance!r}"
+    if error.validator in ("minimum", "maximum"):
+        word = "at least" if error.validator == "minimum" else "at most"
+        return f"'{key}' must be {word} {error.validator_value}, got {error.instance!r}"
+    if error.validator == "required":
+        return f"'{key}': {error.message}"
+    return f"'{key}': {error.message}"
+
+
+def _fill_defaults(instance: Any, schema: Mapping[str, Any]) -> Any:
+    """Recursively insert schema defaults for missing keys (objects and arrays of objects)."""
+    if isinstance(instance, dict) and schema.get("type") == "object":
+        for name, sub in schema.get("properties", {}).items():
+            if name not in instance and "default" in sub:
+                instance[name] = copy.deepcopy(sub["default"])
+            if name in instance:
+                instance[name] = _fill_defaults(instance[name], sub)
+    elif isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
+        instance = [_fill_defaults(item, schema["items"]) for item in instance]
+    return instance
+
+
+def validate_config(config: Mapping[str, Any], schema_path: str | Path | None = None) -> dict:
+    """Validate a run configuration and return a copy with every default filled in.
+
+    Raises :class:`VcrbenchError` naming the first problem (key, value, allowed values).
+    """
+    schema = load_schema(schema_path)
+    filled = _fill_defaults(copy.deepcopy(dict(config)), schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(filled), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [_explain(error, schema) for error in errors]
+        raise VcrbenchError("config: " + "\nconfig: ".join(lines))
+    check_semantics(filled)
+    return filled
+
+
+def check_semantics(config: Mapping[str, Any]) -> None:
+    """Checks that a JSON schema cannot express: registry names, dataset paths, shard layout."""
+    from vcrbench.corruptions import CORRUPTIONS
+    from vcrbench.models import parse_model_name
+
+    known = list(CORRUPTIONS)
+    for i, name in enumerate(config["corruptions"]):
+        if name not in CORRUPTIONS:
+            raise VcrbenchError(
+                f"config: corruptions[{i}] {name!r} is not a known corruption; known: {', '.join(known)}"
+            )
+    if config["sampling"]["mode"] == "imagenet-c":
+        for name in config["corruptions"]:
+            if CORRUPTIONS[name].imagenet_c_severities is None:
+                with_c = [n for n, c in CORRUPTIONS.items() if c.imagenet_c_severities is not None]
+                raise VcrbenchError(
+                    f"config: sampling.mode is imagenet-c but corruption {name!r} has no ImageNet-C "
+                    f"severities; use sampling.mode: uniform or only: {', '.join(with_c)}"
+                )
+    for i, name in enumerate(config["models"]):
+        try:
+            parse_model_name(name)
+        except VcrbenchError as error:
+            raise VcrbenchError(f"config: models[{i}]: {error}") from None
+    slugs = [model_slug(name) for name in config["models"]]
+    if len(set(slugs)) != len(slugs):
+        raise VcrbenchError(f"config: models map to clashing folder names {slugs}; rename one")
+    dataset = config["dataset"]
+    if dataset["source"] in ("imagefolder", "imagenet-val"):
+        if not dataset["path"]:
+            raise VcrbenchError(
+                f"config: dataset.source is {dataset['source']} but dataset.path is not set; "
+                "give the folder of images"
+            )
+        if not Path(dataset["path"]).is_dir():
+            raise VcrbenchError(f"config: dataset.path {dataset['path']!r} is not a folder")
+    if config["human"]:
+        raise VcrbenchError(
+            "config: 'human' data sets are not supported yet (human curves, HMRI and MRSI are "
+            "still being built); set human: [] for now"
+        )
+
+
+def model_slug(name: str) -> str:
+    """A file-system and wildcard friendly folder name for a model string.
+
+    ``torchvision:resnet50`` -> ``torchvision-resnet50``; ``file:my/model.py`` -> ``file-my-model.py``.
+    """
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return slug or "model"
+
+
+def shard_count(n: int, shard_size: int) -> int:
+    """Number of shards for N samples of one corruption."""
+    return -(-int(n) // int(shard_size))
+
+
+def shard_range(shard: int, n: int, shard_size: int) -> range:
+    """Sample ids of one shard: ``[shard * shard_size, min(n, (shard + 1) * shard_size))``."""
+    if not 0 <= shard < shard_count(n, shard_size):
+        raise VcrbenchError(f"shard {shard} does not exist for n={n}, shard_size={shard_size}")
+    return range(shard * shard_size, min(n, (shard + 1) * shard_size))

@@ -1,0 +1,63 @@
+"""Prediction tables: one model's decisions on the clean images and on a scored shard.
+
+Schemas (one row per image or sample):
+
+- ``predictions/<m>/clean.parquet``: ``image_id`` (string), ``top1`` (int16, ImageNet-1k index),
+  ``top1_16`` (int8, 16-class decision, index into the alphabetical 16 categories),
+  ``p_top1`` (float32, softmax probability of ``top1``).
+- ``predictions/<m>/<c>/shard-<k>.parquet``: the same with ``sample_id`` (int64) instead of
+  ``image_id``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from vcrbench.datasets import load_images
+from vcrbench.errors import VcrbenchError
+from vcrbench.scoring import decode_images, pixel_checksum
+
+
+def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
+    return {
+        "top1": pa.array(decisions["top1"].astype(np.int16), pa.int16()),
+        "top1_16": pa.array(decisions["top1_16"].astype(np.int8), pa.int8()),
+        "p_top1": pa.array(decisions["p_top1"].astype(np.float32), pa.float32()),
+    }
+
+
+def predict_clean(index: pa.Table, model_name: str, *, device: str = "auto", batch_size: int = 64,
+                  precision: str = "fp32") -> pa.Table:
+    """Decisions of one model on every clean image of the index."""
+    from vcrbench.models import load_model, predict, resolve_device
+
+    torch_device = resolve_device(device)
+    model = load_model(model_name, torch_device)
+    images = load_images(index.column("path").to_pylist())
+    decisions = predict(model, images, batch_size=batch_size, precision=precision,
+                        device=torch_device)
+    return pa.table({"image_id": index.column("image_id"), **_decision_columns(decisions)})
+
+
+def predict_scored(scored: pa.Table, model_name: str, *, device: str = "auto",
+                   batch_size: int = 64, precision: str = "fp32") -> pa.Table:
+    """Decisions of one model on the corrupted images of a scored shard.
+
+    The stored pixels are checked against their checksums before use.
+    """
+    from vcrbench.models import load_model, predict, resolve_device
+
+    images = decode_images(scored.column("image"))
+    for sample_id, image, checksum in zip(scored.column("sample_id").to_pylist(), images,
+                                          scored.column("checksum").to_pylist(), strict=True):
+        if pixel_checksum(image) != checksum:
+            raise VcrbenchError(
+                f"sample {sample_id}: stored corrupted image does not match its checksum; "
+                "delete the scored shard and re-run to regenerate it"
+            )
+    torch_device = resolve_device(device)
+    model = load_model(model_name, torch_device)
+    decisions = predict(model, images, batch_size=batch_size, precision=precision,
+                        device=torch_device)
+    return pa.table({"sample_id": scored.column("sample_id"), **_decision_columns(decisions)})

@@ -1,0 +1,68 @@
+"""The summary table ``metrics/summary.parquet``: one row per model × corruption × property.
+
+Columns (documented in the README): ``model, corruption, metric, classes, R, R_lo, R_hi,
+HMRI, HMRI_lo, HMRI_hi, MRSI, MRSI_lo, MRSI_hi, coverage, n_samples, bins_present,
+human_source, anchor, lam``. Human-relative columns are null where no human curve exists.
+CSV and Markdown are derived from the Parquet table, never the other way round.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+HUMAN_COLUMNS = ("HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi")
+ORDER = ("model", "corruption", "metric", "classes", "R", "R_lo", "R_hi", *HUMAN_COLUMNS,
+         "coverage", "n_samples", "bins_present", "human_source", "anchor", "lam")
+
+
+def build_summary(metrics: pa.Table, human: pa.Table | None = None) -> pa.Table:
+    """Concatenated per-model metrics with the human-relative columns (null without humans)."""
+    n = metrics.num_rows
+    columns = {name: metrics.column(name) for name in metrics.column_names}
+    for name in HUMAN_COLUMNS:
+        columns[name] = pa.nulls(n, pa.float64())
+    columns["human_source"] = pa.nulls(n, pa.string())
+    table = pa.table({name: columns[name] for name in ORDER})
+    indices = pc.sort_indices(table, sort_keys=[("model", "ascending"),
+                                                ("corruption", "ascending"),
+                                                ("metric", "ascending"),
+                                                ("classes", "descending")])
+    return table.take(indices)
+
+
+def summary_csv(summary: pa.Table) -> str:
+    """The summary as CSV text."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(summary.column_names)
+    for row in summary.to_pylist():
+        writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else v
+                         for v in row.values()])
+    return buffer.getvalue()
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def summary_markdown(summary: pa.Table) -> str:
+    """The summary as a Markdown table: R with its interval, HMRI/MRSI, coverage, counts."""
+    header = ["model", "corruption", "metric", "classes", "R [95 % CI]", "HMRI", "MRSI",
+              "coverage", "n", "bins"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in summary.to_pylist():
+        interval = (f"{_cell(row['R'])} [{_cell(row['R_lo'])}, {_cell(row['R_hi'])}]"
+                    if row["R"] is not None else "–")
+        cells = [row["model"], row["corruption"], row["metric"], str(row["classes"]), interval,
+                 _cell(row["HMRI"]), _cell(row["MRSI"]), _cell(row["coverage"]),
+                 str(row["n_samples"]), str(row["bins_present"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

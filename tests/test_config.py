@@ -1,0 +1,65 @@
+"""Config validation: defaults filled in, clear errors naming key and allowed values."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from conftest import REPO
+
+from vcrbench.config import model_slug, shard_count, shard_range, validate_config
+from vcrbench.errors import VcrbenchError
+
+
+def load(name: str) -> dict:
+    return yaml.safe_load((REPO / name).read_text())
+
+
+def test_defaults_are_filled_in():
+    config = validate_config({})
+    assert config["sampling"] == {"mode": "uniform", "n": 2000, "shard_size": 500}
+    assert config["binning"] == {"bins": 40, "min_count": 20}
+    assert config["models"] == ["efficientnet-lite0"]
+    assert config["dataset"]["source"] == "builtin"
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "config/test.yaml"])
+def test_shipped_configs_validate(name):
+    validate_config(load(name))
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"sampling": {"n": 0}}, "'sampling.n' must be at least 1, got 0"),
+        ({"binning": {"bins": 1}}, "'binning.bins' must be at least 2"),
+        ({"sampling": {"nn": 3}}, "unknown key 'nn' under 'sampling'; allowed keys: mode, n, shard_size"),
+        ({"colour": 1}, "unknown key 'colour'"),
+        ({"device": "tpu"}, "'device' is 'tpu'; allowed values: auto, cpu, cuda"),
+        ({"seed": "zero"}, "'seed' must be of type integer"),
+        ({"corruptions": ["gaussian_noise", "glas_blur"]},
+         "corruptions[1] 'glas_blur' is not a known corruption; known: "),
+        ({"models": ["efficientnet-lite0", "nonsense-model"]}, "models[1]"),
+        ({"dataset": {"source": "imagefolder"}}, "dataset.path is not set"),
+        ({"dataset": {"source": "imagefolder", "path": "/nonexistent/x"}}, "is not a folder"),
+        ({"sampling": {"mode": "imagenet-c"}, "corruptions": ["uniform_noise"]},
+         "has no ImageNet-C severities"),
+    ],
+)
+def test_bad_values_name_the_key(config, message):
+    with pytest.raises(VcrbenchError) as error:
+        validate_config(config)
+    assert message in str(error.value)
+
+
+def test_model_slugs_are_path_safe():
+    assert model_slug("torchvision:resnet50") == "torchvision-resnet50"
+    assert model_slug("file:my models/net.py") == "file-my-models-net.py"
+    assert model_slug("openclip:ViT-B-32/openai") == "openclip-ViT-B-32-openai"
+
+
+def test_shards_partition_the_samples():
+    assert shard_count(1000, 500) == 2 and shard_count(1001, 500) == 3
+    ids = [i for k in range(shard_count(1001, 500)) for i in shard_range(k, 1001, 500)]
+    assert ids == list(range(1001))
+    with pytest.raises(VcrbenchError):
+        shard_range(3, 1001, 500)

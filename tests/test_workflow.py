@@ -1,0 +1,122 @@
+"""Workflow tests: lint, dry runs of every config, config errors, and the tiny real run."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from workflow_helpers import REPO, snakemake
+
+pytestmark = pytest.mark.workflow
+
+TEST_CONFIG = str(REPO / "config" / "test.yaml")
+
+
+def test_lint_has_no_findings():
+    result = snakemake("--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("configfile", ["config.yaml", "config/test.yaml", "config/imagenet.yaml"])
+def test_dry_run_of_every_config(configfile, tmp_path):
+    extra = []
+    if configfile == "config/imagenet.yaml":
+        extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
+    result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rule summary" in result.stdout or "summary" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("sampling={n: 0}", "'sampling.n' must be at least 1"),
+        ("binning={bins: 1}", "'binning.bins' must be at least 2"),
+        ("corruptions=[glas_blur]", "'glas_blur' is not a known corruption"),
+        ("models=[resnet-9000]", "models[0]"),
+        ("samplng={n: 5}", "unknown key 'samplng'"),
+        ("device=tpu", "allowed values: auto, cpu, cuda"),
+    ],
+)
+def test_bad_config_stops_before_any_job(override, message, tmp_path):
+    result = snakemake("-n", "--configfile", TEST_CONFIG, "--config", override, workdir=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def _parquet_digests(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*.parquet"))
+    }
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tiny")
+    result = snakemake("--cores", "2", "--configfile", TEST_CONFIG, workdir=workdir)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    return workdir
+
+
+def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):
+    summary = pq.read_table(tiny_run / "results" / "tiny" / "metrics" / "summary.parquet")
+    rows = summary.to_pylist()
+    seen = {(r["model"], r["corruption"], r["metric"], r["classes"]) for r in rows}
+    for model in ["efficientnet-lite0"]:
+        for corruption in ["gaussian_noise", "gaussian_blur"]:
+            for metric, classes in [("consistency", 1000), ("consistency", 16), ("accuracy", 16)]:
+                assert (model, corruption, metric, classes) in seen
+    for row in rows:
+        for column in ("R", "R_lo", "R_hi", "coverage"):
+            assert row[column] is not None and 0.0 <= row[column] <= 1.0, (column, row)
+        assert row["R_lo"] <= row["R"] <= row["R_hi"]
+    assert (tiny_run / "results" / "tiny" / "metrics" / "summary.md").stat().st_size > 0
+
+
+def test_tiny_run_second_invocation_has_nothing_to_do(tiny_run):
+    result = snakemake("-n", "--configfile", TEST_CONFIG, workdir=tiny_run)
+    assert result.returncode == 0, result.stderr
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_tiny_run_is_byte_identical_from_scratch(tiny_run, tmp_path):
+    result = snakemake("--cores", "2", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    first = _parquet_digests(tiny_run / "results" / "tiny")
+    second = _parquet_digests(tmp_path / "results" / "tiny")
+    assert first and first == second
+
+
+def test_tiny_run_figures_rebuild_from_tables_only(tiny_run, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    shutil.rmtree(workdir / "results" / "tiny" / "figures")
+    result = snakemake("figures", "-n", "--configfile", TEST_CONFIG, workdir=workdir)
+    assert result.returncode == 0, result.stderr
+    jobs = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("rule ")]
+    assert jobs and all(j.startswith("figure_") for j in jobs), jobs
+
+
+@pytest.mark.shared
+def test_clean_prediction_stage_on_imagenet_sample(imagenet_sample, tmp_path):
+    target = "results/sample/predictions/efficientnet-lite0/clean.parquet"
+    result = snakemake(
+        "--cores", "2", target, "--configfile", TEST_CONFIG, "--config", "run=sample",
+        f"dataset={{source: imagefolder, path: {imagenet_sample}}}",
+        "threads={score: 2, predict: 2, estimate: 1}",
+        workdir=tmp_path, timeout=1800,
+    )
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    index = pq.read_table(tmp_path / "results" / "sample" / "data" / "index.parquet")
+    clean = pq.read_table(tmp_path / target)
+    assert index.num_rows == 1000
+    labels = index.column("label").to_numpy()
+    top1 = clean.column("top1").to_numpy()
+    accuracy = float((labels == top1).mean())
+    assert 0.74 <= accuracy <= 0.82, accuracy

@@ -1,0 +1,15 @@
+"""Rule summary: the summary table as Parquet, CSV and Markdown."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.jobs import job  # noqa: E402
+from vcrbench.summary import build_summary, summary_csv, summary_markdown  # noqa: E402
+from vcrbench.tables import read_tables, write_table, write_text  # noqa: E402
+
+with job(snakemake.log[0], snakemake.threads, "summary") as log:
+    summary = build_summary(read_tables(snakemake.input.metrics))
+    log.info("%d summary rows", summary.num_rows)
+    write_table(summary, snakemake.output.summary)
+    write_text(summary_csv(summary), snakemake.output.csv)
+    write_text(summary_markdown(summary), snakemake.output.markdown)
