@@ -29,7 +29,6 @@ wildcard_constraints:
     corruption="|".join(CORRUPTIONS),
     model="|".join(MODELS),
     shard=r"\d+",
-    fmt="|".join(FORMATS),
 
 
 def model_name(wildcards):

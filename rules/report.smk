@@ -6,16 +6,19 @@ rule figure_curves:
         curves=model_curves,
         rates=model_rates,
     output:
-        figure=report(
-            f"{RESULTS}/figures/curves/{{corruption}}.{{fmt}}",
-            caption="../report/curves.rst",
-            category="Robustness curves",
-            labels={"corruption": "{corruption}", "format": "{fmt}"},
-        ),
+        figures=[
+            report(
+                f"{RESULTS}/figures/curves/{{corruption}}.{fmt}",
+                caption="../report/curves.rst",
+                category="Robustness curves",
+                labels={"corruption": "{corruption}", "format": fmt},
+            )
+            for fmt in FORMATS
+        ],
     params:
         models=list(MODELS),
     log:
-        f"{RESULTS}/logs/figures/curves-{{corruption}}-{{fmt}}.log",
+        f"{RESULTS}/logs/figures/curves-{{corruption}}.log",
     threads: 1
     resources:
         mem_mb=1000,
@@ -30,17 +33,20 @@ rule figure_dv_histograms:
     input:
         scored=expand(f"{RESULTS}/scored/{{corruption}}/shard-{{shard}}.parquet", corruption=CORRUPTIONS, shard=SHARDS),
     output:
-        figure=report(
-            f"{RESULTS}/figures/dv-histograms.{{fmt}}",
-            caption="../report/dv_histograms.rst",
-            category="Visual change coverage",
-            labels={"figure": "Δv histograms", "format": "{fmt}"},
-        ),
+        figures=[
+            report(
+                f"{RESULTS}/figures/dv-histograms.{fmt}",
+                caption="../report/dv_histograms.rst",
+                category="Visual change coverage",
+                labels={"figure": "Δv histograms", "format": fmt},
+            )
+            for fmt in FORMATS
+        ],
     params:
         corruptions=CORRUPTIONS,
         binning=config["binning"],
     log:
-        f"{RESULTS}/logs/figures/dv-histograms-{{fmt}}.log",
+        f"{RESULTS}/logs/figures/dv-histograms.log",
     threads: 1
     resources:
         mem_mb=1000,
@@ -55,14 +61,17 @@ rule figure_robustness:
     input:
         summary=f"{RESULTS}/metrics/summary.parquet",
     output:
-        figure=report(
-            f"{RESULTS}/figures/robustness.{{fmt}}",
-            caption="../report/robustness.rst",
-            category="Summary",
-            labels={"figure": "R per model and corruption", "format": "{fmt}"},
-        ),
+        figures=[
+            report(
+                f"{RESULTS}/figures/robustness.{fmt}",
+                caption="../report/robustness.rst",
+                category="Summary",
+                labels={"figure": "R per model and corruption", "format": fmt},
+            )
+            for fmt in FORMATS
+        ],
     log:
-        f"{RESULTS}/logs/figures/robustness-{{fmt}}.log",
+        f"{RESULTS}/logs/figures/robustness.log",
     threads: 1
     resources:
         mem_mb=1000,

@@ -11,5 +11,5 @@ with job(snakemake.log[0], snakemake.threads, "figure_curves"):
     plot_curves(
         {m: read_table(p) for m, p in zip(snakemake.params.models, snakemake.input.curves, strict=True)},
         {m: read_table(p) for m, p in zip(snakemake.params.models, snakemake.input.rates, strict=True)},
-        corruption=snakemake.wildcards.corruption, path=snakemake.output.figure,
+        corruption=snakemake.wildcards.corruption, paths=snakemake.output.figures,
     )

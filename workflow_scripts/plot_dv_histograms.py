@@ -14,4 +14,4 @@ with job(snakemake.log[0], snakemake.threads, "figure_dv_histograms"):
         dv[corruption].extend(read_table(path, ["dv"]).column("dv").to_pylist())
     binning = snakemake.params.binning
     plot_dv_histograms(dv, bins=binning["bins"], min_count=binning["min_count"],
-                       path=snakemake.output.figure)
+                       paths=snakemake.output.figures)

@@ -34,20 +34,22 @@ def model_colours(models: Sequence[str]) -> dict[str, tuple]:
     return {m: cmap(i % 10) for i, m in enumerate(sorted(models))}
 
 
-def save_figure(fig: plt.Figure, path: str | Path) -> None:
-    """Save atomically, without timestamps in the file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = atomic_path(path)
-    fmt = path.suffix.lstrip(".")
-    metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+def save_figure(fig: plt.Figure, paths: Sequence[str | Path]) -> None:
+    """Save one figure to every path (format from the suffix), atomically, without timestamps."""
     try:
-        fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
-        replace_atomically(tmp, path)
+        for path in map(Path, paths):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = atomic_path(path)
+            fmt = path.suffix.lstrip(".")
+            metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+            try:
+                fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+                replace_atomically(tmp, path)
+            finally:
+                if tmp.exists():
+                    tmp.unlink()
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _rows(table: pa.Table, metric: str, classes: int) -> dict[str, np.ndarray]:
@@ -59,7 +61,7 @@ def _rows(table: pa.Table, metric: str, classes: int) -> dict[str, np.ndarray]:
 
 
 def plot_curves(curves: Mapping[str, pa.Table], rates: Mapping[str, pa.Table], *, corruption: str,
-                path: str | Path) -> None:
+                paths: Sequence[str | Path]) -> None:
     """Per property, each model's fitted curve with its 95 % band and its per-bin rates."""
     colours = model_colours(list(curves))
     present = [p for p in PROPERTY_TITLES
@@ -96,11 +98,11 @@ def plot_curves(curves: Mapping[str, pa.Table], rates: Mapping[str, pa.Table], *
     fig.suptitle(f"{corruption}: fitted curves (lines, 95 % bands) and per-bin rates (points)",
                  fontsize=11)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    save_figure(fig, path)
+    save_figure(fig, paths)
 
 
 def plot_dv_histograms(dv: Mapping[str, Sequence[float]], *, bins: int, min_count: int,
-                       path: str | Path) -> None:
+                       paths: Sequence[str | Path]) -> None:
     """Histogram of Δv per corruption over M bins, with the coverage threshold L marked."""
     names = list(dv)
     cols = min(4, len(names))
@@ -123,10 +125,10 @@ def plot_dv_histograms(dv: Mapping[str, Sequence[float]], *, bins: int, min_coun
         ax.axis("off")
     fig.suptitle(f"Δv of the corrupted samples ({bins} bins; dashed: L = {min_count})", fontsize=11)
     fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(fig, paths)
 
 
-def plot_robustness(summary: pa.Table, *, path: str | Path) -> None:
+def plot_robustness(summary: pa.Table, *, paths: Sequence[str | Path]) -> None:
     """R with 95 % intervals per corruption, one bar per model, one panel per property."""
     data = summary.to_pylist()
     models = sorted({r["model"] for r in data})
@@ -160,4 +162,4 @@ def plot_robustness(summary: pa.Table, *, path: str | Path) -> None:
         ax.grid(axis="y", alpha=0.3)
     axes[0, 0].legend(fontsize=8, frameon=False, ncol=min(4, len(models)))
     fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(fig, paths)

@@ -17,10 +17,15 @@ from vcrbench.errors import VcrbenchError
 
 
 def set_threads(threads: int) -> None:
-    """Limit torch and BLAS to ``threads`` threads (the rule's ``threads:``)."""
+    """Limit torch and BLAS to ``threads`` threads (the rule's ``threads:``).
+
+    torch is configured only when the job has imported it (plotting jobs never pay for it).
+    """
     threads = max(1, int(threads))
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[name] = str(threads)
+    if "torch" not in sys.modules:
+        return
     import torch
 
     torch.set_num_threads(threads)
