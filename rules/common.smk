@@ -1,10 +1,13 @@
 # Config validation, paths and input functions shared by every rule file.
+import os
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+# Jobs share cores; spinning OpenMP threads slow each other down badly (see benchmarks/bench_vif.py).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from vcrbench.config import model_slug, shard_count, validate_config  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402

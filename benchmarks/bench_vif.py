@@ -1,0 +1,238 @@
+"""Benchmark of vcrbench.vif: pairs per second at 224 x 224 and peak memory of a batch of 64.
+
+Run::
+
+    python benchmarks/bench_vif.py                     # CPU, torch with 1 and 2 threads
+    python benchmarks/bench_vif.py --threads 2         # only 2 threads
+    python benchmarks/bench_vif.py --device cuda       # a GPU as well (reference stays on CPU)
+
+Side by side in one run: the batched torch VIF (``fast`` and ``exact``, one call on a batch of
+64 pairs, best of ``--repeat``) and the slow per-image reference of the tests
+(tests/vif_reference.py: pyrtools' pyramid + numpy) spread over a ``multiprocessing.Pool`` of 2
+single-threaded processes (after a warm-up; the workers load the pairs themselves). Pairs: centre
+crops of ../shared/data/imagenet-sample (generated textures when absent) against a Gaussian-noise
+version. Peak memory: the peak resident set (Linux VmHWM) of a fresh process that scores one
+batch of 64 pairs, total and above the same process just before the call (for CUDA,
+``torch.cuda.max_memory_allocated``). The machine's load average is printed: on a shared machine
+the numbers move with it. ``OMP_WAIT_POLICY`` is PASSIVE unless set (``--omp-wait-policy``): on
+a machine busy with other work, spinning OpenMP threads otherwise wait for descheduled ones at
+every barrier, and two torch threads become several times slower than one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+IMAGENET = REPO.parent / "shared" / "data" / "imagenet-sample"
+SIZE = 224
+
+
+def make_pairs(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """n (reference, distorted) pairs as two (n, 3, 224, 224) uint8 arrays, deterministically."""
+    rng = np.random.default_rng(seed)
+    refs = []
+    files = sorted(IMAGENET.glob("*.JPEG")) if IMAGENET.is_dir() else []
+    if files:
+        from PIL import Image
+
+        for path in files[: n * 7 : 7][:n]:
+            with Image.open(path) as im:
+                im = im.convert("RGB")
+                w, h = im.size
+                left, top = (w - SIZE) // 2, (h - SIZE) // 2
+                refs.append(np.array(im.crop((left, top, left + SIZE, top + SIZE))))
+    while len(refs) < n:  # generated textures: smoothed noise at a few scales
+        from scipy import ndimage
+
+        img = sum(ndimage.gaussian_filter(rng.normal(size=(SIZE, SIZE, 3)), (s, s, 0)) * s
+                  for s in (1, 3, 8))
+        refs.append(np.clip(128 + img / img.std() * 45, 0, 255).astype(np.uint8))
+    ref = np.stack(refs)
+    dist = np.clip(ref + rng.normal(0, 15, ref.shape), 0, 255).round().astype(np.uint8)
+    return ref.transpose(0, 3, 1, 2).copy(), dist.transpose(0, 3, 1, 2).copy()
+
+
+# ----------------------------------------------------------------------------- reference
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(n: int) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    from vif_reference import vif_reference
+
+    ref, dist = make_pairs(n)
+    _WORKER.update(fn=vif_reference, ref=ref.transpose(0, 2, 3, 1), dist=dist.transpose(0, 2, 3, 1))
+
+
+def _worker_vif(i: int) -> float:
+    return _WORKER["fn"](_WORKER["ref"][i], _WORKER["dist"][i])
+
+
+def reference_seconds(n: int, processes: int) -> tuple[float, np.ndarray]:
+    """Wall time of the per-image reference on n pairs over a pool of processes."""
+    env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                          "MKL_NUM_THREADS")}
+    for k in env:
+        os.environ[k] = "1"  # one thread per worker: the processes are the parallelism
+    try:
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(processes, initializer=_worker_init, initargs=(n,)) as pool:
+            pool.map(_worker_vif, range(processes), chunksize=1)  # warm-up
+            t = time.perf_counter()
+            values = pool.map(_worker_vif, range(n), chunksize=1)
+            return time.perf_counter() - t, np.array(values)
+    finally:
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+# ----------------------------------------------------------------------------- torch
+
+
+def torch_seconds(ref, dist, precision: str, device: str, repeat: int) -> tuple[float, np.ndarray]:
+    import torch
+
+    from vcrbench.vif import vif
+
+    vif(ref[:4], dist[:4], precision=precision, device=device)  # warm-up
+    best, values = float("inf"), None
+    for _ in range(repeat):
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        values = vif(ref, dist, precision=precision, device=device, chunk_size=len(ref))
+        best = min(best, time.perf_counter() - t)
+    return best, values
+
+
+def _status_mb(field: str) -> float | None:
+    """A memory line of /proc/self/status in MB (None where there is no such file)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def memory_probe(precision: str, device: str, n: int) -> None:
+    """Run in a fresh process: print the peak memory of scoring one batch of n pairs.
+
+    Linux: VmHWM (peak resident set) after resetting it through /proc/self/clear_refs just
+    before the call, and VmRSS at that moment. Elsewhere ru_maxrss (which on Linux would also
+    count the parent's peak: it survives exec).
+    """
+    import torch
+
+    from vcrbench.vif import vif
+
+    ref, dist = make_pairs(n)
+    small_ref, small_dist = ref[:1, :, :80, :80].copy(), dist[:1, :, :80, :80].copy()
+    vif(small_ref, small_dist, precision=precision, device=device)  # imports, filters, caches
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS to the current one
+    except OSError:
+        pass
+    before = _status_mb("VmRSS") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    vif(ref, dist, precision=precision, device=device, chunk_size=n)
+    peak = _status_mb("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    gpu = torch.cuda.max_memory_allocated() / 2**20 if device.startswith("cuda") else None
+    print(json.dumps({"peak_mb": peak, "before_mb": before, "gpu_mb": gpu}))
+
+
+def memory(precision: str, device: str, n: int, threads: int) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-probe", precision, "--device", device,
+         "--pairs", str(n)], capture_output=True, text=True, env=env, check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=64, help="batch of pairs (default 64)")
+    parser.add_argument("--reference-pairs", type=int, default=64)
+    parser.add_argument("--processes", type=int, default=2, help="reference pool size")
+    parser.add_argument("--threads", default="1,2", help="torch threads, comma-separated")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--memory-probe", choices=["fast", "exact"], help=argparse.SUPPRESS)
+    parser.add_argument("--omp-wait-policy", default="passive", choices=["passive", "active"],
+                        help="OMP_WAIT_POLICY for torch when not set in the environment")
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_WAIT_POLICY", args.omp_wait_policy.upper())  # before torch
+    if args.memory_probe:
+        memory_probe(args.memory_probe, args.device, args.pairs)
+        return
+
+    import torch
+
+    ref, dist = make_pairs(args.pairs)
+    source = "ImageNet sample" if IMAGENET.is_dir() else "generated textures"
+    print(f"# VIF at {SIZE}x{SIZE}: {args.pairs} pairs ({source} vs Gaussian noise σ=15)\n")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+          f"cores: {os.cpu_count()}, torch {torch.__version__}, "
+          f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}\n")
+
+    t_ref, v_ref = reference_seconds(args.reference_pairs, args.processes)
+    ref_rate = args.reference_pairs / t_ref
+    rows = [("reference (pyrtools + numpy, per image)", f"{args.processes} processes",
+             args.reference_pairs, t_ref, ref_rate, None, None)]
+    devices = ["cpu"] if args.device == "cpu" else ["cpu", args.device]
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    for device in devices:
+        # on a GPU the CPU threads hardly matter: one setting, the largest
+        for threads in thread_counts if device == "cpu" else [max(thread_counts)]:
+            torch.set_num_threads(threads)
+            for precision in ("fast", "exact"):
+                t, values = torch_seconds(ref, dist, precision, device, args.repeat)
+                n = min(len(v_ref), len(values))
+                err = float(np.abs(values[:n] - v_ref[:n]).max())
+                rows.append((f"vcrbench.vif {precision} on {device}", f"{threads} threads",
+                             args.pairs, t, args.pairs / t, args.pairs / t / ref_rate, err))
+    print("| implementation | parallelism | pairs | seconds | pairs/s | × reference | "
+          "max abs diff to reference |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for name, par, n, t, rate, speedup, err in rows:
+        sp = "1.0" if speedup is None else f"{speedup:.1f}"
+        e = "–" if err is None else f"{err:.1e}"
+        print(f"| {name} | {par} | {n} | {t:.2f} | {rate:.1f} | {sp} | {e} |")
+
+    print(f"\nPeak memory, one batch of {args.pairs} pairs in a fresh process "
+          "(peak resident set; increase over the same process just before the call):\n")
+    print("| precision | device | peak RSS (MB) | increase (MB) | peak CUDA allocated (MB) |")
+    print("|---|---|---:|---:|---:|")
+    for device in devices:
+        for precision in ("fast", "exact"):
+            m = memory(precision, device, args.pairs, max(thread_counts))
+            gpu = "–" if m["gpu_mb"] is None else f"{m['gpu_mb']:.0f}"
+            print(f"| {precision} | {device} | {m['peak_mb']:.0f} | "
+                  f"{m['peak_mb'] - m['before_mb']:.0f} | {gpu} |")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
