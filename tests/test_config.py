@@ -32,17 +32,24 @@ def test_shipped_configs_validate(name):
     [
         ({"sampling": {"n": 0}}, "'sampling.n' must be at least 1, got 0"),
         ({"binning": {"bins": 1}}, "'binning.bins' must be at least 2"),
-        ({"sampling": {"nn": 3}}, "unknown key 'nn' under 'sampling'; allowed keys: mode, n, shard_size"),
+        (
+            {"sampling": {"nn": 3}},
+            "unknown key 'nn' under 'sampling'; allowed keys: mode, n, shard_size",
+        ),
         ({"colour": 1}, "unknown key 'colour'"),
         ({"device": "tpu"}, "'device' is 'tpu'; allowed values: auto, cpu, cuda"),
         ({"seed": "zero"}, "'seed' must be of type integer"),
-        ({"corruptions": ["gaussian_noise", "glas_blur"]},
-         "corruptions[1] 'glas_blur' is not a known corruption; known: "),
+        (
+            {"corruptions": ["gaussian_noise", "glas_blur"]},
+            "corruptions[1] 'glas_blur' is not a known corruption; known: ",
+        ),
         ({"models": ["efficientnet-lite0", "nonsense-model"]}, "models[1]"),
         ({"dataset": {"source": "imagefolder"}}, "dataset.path is not set"),
         ({"dataset": {"source": "imagefolder", "path": "/nonexistent/x"}}, "is not a folder"),
-        ({"sampling": {"mode": "imagenet-c"}, "corruptions": ["uniform_noise"]},
-         "has no ImageNet-C severities"),
+        (
+            {"sampling": {"mode": "imagenet-c"}, "corruptions": ["uniform_noise"]},
+            "has no ImageNet-C severities",
+        ),
     ],
 )
 def test_bad_values_name_the_key(config, message):

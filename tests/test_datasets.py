@@ -27,7 +27,7 @@ def test_prepare_matches_resize_and_centre_crop():
     # Reference: torchvision-style resize of the short side to 256, then a centred 224 crop.
     resized = np.asarray(Image.fromarray(array).resize((341, 256), Image.Resampling.BILINEAR))
     top, left = round((256 - 224) / 2), round((341 - 224) / 2)
-    assert np.array_equal(prepared, resized[top:top + 224, left:left + 224])
+    assert np.array_equal(prepared, resized[top : top + 224, left : left + 224])
 
 
 @pytest.mark.parametrize("mode", ["L", "CMYK", "RGBA", "P", "I;16"])

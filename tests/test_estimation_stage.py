@@ -14,23 +14,42 @@ def _synthetic(n: int = 4000, seed: int = 0):
     """Images with labels 0..9; the model is right with probability 1 − Δv (true R_a = 0.5)."""
     rng = np.random.default_rng(seed)
     images = [f"im{i}" for i in range(10)]
-    index = pa.table({
-        "image_id": images, "path": images, "label": pa.array(range(10), pa.int16()),
-        "wnid": [None] * 10, "category16": pa.array([i % 16 if i < 5 else -1 for i in range(10)], pa.int8()),
-    })
-    clean = pa.table({"image_id": images, "top1": pa.array(range(10), pa.int16()),
-                      "top1_16": pa.array([i % 16 for i in range(10)], pa.int8()),
-                      "p_top1": pa.array([0.9] * 10, pa.float32())})
+    index = pa.table(
+        {
+            "image_id": images,
+            "path": images,
+            "label": pa.array(range(10), pa.int16()),
+            "wnid": [None] * 10,
+            "category16": pa.array([i % 16 if i < 5 else -1 for i in range(10)], pa.int8()),
+        }
+    )
+    clean = pa.table(
+        {
+            "image_id": images,
+            "top1": pa.array(range(10), pa.int16()),
+            "top1_16": pa.array([i % 16 for i in range(10)], pa.int8()),
+            "p_top1": pa.array([0.9] * 10, pa.float32()),
+        }
+    )
     dv = rng.uniform(0, 1, n)
     image = rng.integers(0, 10, n)
     right = rng.uniform(0, 1, n) < 1 - dv
     top1 = np.where(right, image, (image + 1) % 10)
-    scored = pa.table({"sample_id": pa.array(range(n), pa.int64()),
-                       "image_id": [images[i] for i in image], "dv": dv})
-    predictions = pa.table({"sample_id": pa.array(range(n), pa.int64()),
-                            "top1": pa.array(top1, pa.int16()),
-                            "top1_16": pa.array(top1 % 16, pa.int8()),
-                            "p_top1": pa.array(np.full(n, 0.5), pa.float32())})
+    scored = pa.table(
+        {
+            "sample_id": pa.array(range(n), pa.int64()),
+            "image_id": [images[i] for i in image],
+            "dv": dv,
+        }
+    )
+    predictions = pa.table(
+        {
+            "sample_id": pa.array(range(n), pa.int64()),
+            "top1": pa.array(top1, pa.int16()),
+            "top1_16": pa.array(top1 % 16, pa.int8()),
+            "p_top1": pa.array(np.full(n, 0.5), pa.float32()),
+        }
+    )
     return index, scored, predictions, clean
 
 
@@ -40,8 +59,9 @@ def test_outcomes_follow_labels_and_clean_predictions():
     consistent = outcomes.column("consistent").to_numpy(zero_copy_only=False)
     assert np.array_equal(correct, consistent)  # the clean model is always right here
     correct16 = outcomes.column("correct16")
-    labelled16 = np.isin(outcomes.column("image_id").to_numpy(zero_copy_only=False),
-                         [f"im{i}" for i in range(5)])
+    labelled16 = np.isin(
+        outcomes.column("image_id").to_numpy(zero_copy_only=False), [f"im{i}" for i in range(5)]
+    )
     assert correct16.null_count == int((~labelled16).sum())
 
 
@@ -55,11 +75,16 @@ def test_rates_count_every_sample_once():
 
 def test_curves_recover_the_known_area_and_summary_is_complete():
     outcomes = sample_outcomes(*_synthetic(4000))
-    curves, replicates, metrics = fit_curves(outcomes, model="m", corruption="c", bins=20,
-                                             min_count=20, n_boot=50, seed=1)
+    curves, replicates, metrics = fit_curves(
+        outcomes, model="m", corruption="c", bins=20, min_count=20, n_boot=50, seed=1
+    )
     rows = {(r["metric"], r["classes"]): r for r in metrics.to_pylist()}
-    assert set(rows) == {("accuracy", 1000), ("consistency", 1000), ("accuracy", 16),
-                         ("consistency", 16)}
+    assert set(rows) == {
+        ("accuracy", 1000),
+        ("consistency", 1000),
+        ("accuracy", 16),
+        ("consistency", 16),
+    }
     accuracy = rows[("accuracy", 1000)]
     assert abs(accuracy["R"] - 0.5) < 0.03
     assert accuracy["R_lo"] <= accuracy["R"] <= accuracy["R_hi"] and accuracy["anchor"] == 1.0
@@ -76,6 +101,8 @@ def test_curves_recover_the_known_area_and_summary_is_complete():
 def test_curves_are_reproducible():
     outcomes = sample_outcomes(*_synthetic(800))
     first = fit_curves(outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20, seed=3)
-    second = fit_curves(outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20, seed=3)
+    second = fit_curves(
+        outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20, seed=3
+    )
     for a, b in zip(first, second, strict=True):
         assert a.equals(b)

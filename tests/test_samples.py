@@ -31,7 +31,9 @@ def test_seed_and_corruption_change_samples():
 
 def test_images_are_balanced_and_parameters_in_domain():
     table = _all(20, n=70)
-    counts = np.unique(table.column("image_id").to_numpy(zero_copy_only=False), return_counts=True)[1]
+    counts = np.unique(table.column("image_id").to_numpy(zero_copy_only=False), return_counts=True)[
+        1
+    ]
     assert counts.min() == counts.max() == 10
     for name, (low, high) in get_corruption("gaussian_blur").parameters.items():
         values = table.column(name).to_numpy()

@@ -107,10 +107,17 @@ def test_tiny_run_figures_rebuild_from_tables_only(tiny_run, tmp_path):
 def test_clean_prediction_stage_on_imagenet_sample(imagenet_sample, tmp_path):
     target = "results/sample/predictions/efficientnet-lite0/clean.parquet"
     result = snakemake(
-        "--cores", "2", target, "--configfile", TEST_CONFIG, "--config", "run=sample",
+        "--cores",
+        "2",
+        target,
+        "--configfile",
+        TEST_CONFIG,
+        "--config",
+        "run=sample",
         f"dataset={{source: imagefolder, path: {imagenet_sample}}}",
         "threads={score: 2, predict: 2, estimate: 1}",
-        workdir=tmp_path, timeout=1800,
+        workdir=tmp_path,
+        timeout=1800,
     )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
     index = pq.read_table(tmp_path / "results" / "sample" / "data" / "index.parquet")

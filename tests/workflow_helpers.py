@@ -10,8 +10,9 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
-def snakemake(*args: str, workdir: Path | None = None, timeout: int = 1200
-              ) -> subprocess.CompletedProcess:
+def snakemake(
+    *args: str, workdir: Path | None = None, timeout: int = 1200
+) -> subprocess.CompletedProcess:
     """Run snakemake on the repository's Snakefile (in ``workdir`` when given)."""
     command = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), *args]
     if workdir is not None:

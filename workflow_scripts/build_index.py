@@ -1,4 +1,5 @@
 """Rule index: build data/index.parquet from the configured dataset."""
+
 import sys
 from pathlib import Path
 
@@ -10,7 +11,10 @@ from vcrbench.tables import write_table  # noqa: E402
 with job(snakemake.log[0], snakemake.threads, "index") as log:
     dataset = snakemake.params.dataset
     table, skipped = build_index(
-        dataset["source"], dataset["path"], labels=dataset["labels"], limit=dataset["limit"],
+        dataset["source"],
+        dataset["path"],
+        labels=dataset["labels"],
+        limit=dataset["limit"],
         skip_unreadable=dataset["skip_unreadable"],
     )
     log.info("%d images indexed, %d unreadable skipped", table.num_rows, skipped)

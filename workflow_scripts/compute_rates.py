@@ -1,4 +1,5 @@
 """Rule rates: per-sample outcomes and per-bin rates of one model on one corruption."""
+
 import sys
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Rule samples: the samples shards of one corruption."""
+
 import sys
 from pathlib import Path
 
@@ -12,8 +13,13 @@ with job(snakemake.log[0], snakemake.threads, "samples") as log:
     sampling = snakemake.params.sampling
     for shard, path in enumerate(snakemake.output.shards):
         table = make_samples(
-            image_ids, snakemake.wildcards.corruption, seed=snakemake.params.seed,
-            mode=sampling["mode"], n=sampling["n"], shard_size=sampling["shard_size"], shard=shard,
+            image_ids,
+            snakemake.wildcards.corruption,
+            seed=snakemake.params.seed,
+            mode=sampling["mode"],
+            n=sampling["n"],
+            shard_size=sampling["shard_size"],
+            shard=shard,
         )
         write_table(table, path)
         log.info("shard %d: %d samples", shard, table.num_rows)

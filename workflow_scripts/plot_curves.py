@@ -1,4 +1,5 @@
 """Rule figure_curves: every model's curves and per-bin rates for one corruption."""
+
 import sys
 from pathlib import Path
 
@@ -9,7 +10,14 @@ from vcrbench.tables import read_table  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "figure_curves"):
     plot_curves(
-        {m: read_table(p) for m, p in zip(snakemake.params.models, snakemake.input.curves, strict=True)},
-        {m: read_table(p) for m, p in zip(snakemake.params.models, snakemake.input.rates, strict=True)},
-        corruption=snakemake.wildcards.corruption, paths=snakemake.output.figures,
+        {
+            m: read_table(p)
+            for m, p in zip(snakemake.params.models, snakemake.input.curves, strict=True)
+        },
+        {
+            m: read_table(p)
+            for m, p in zip(snakemake.params.models, snakemake.input.rates, strict=True)
+        },
+        corruption=snakemake.wildcards.corruption,
+        paths=snakemake.output.figures,
     )

@@ -1,4 +1,5 @@
 """Rule figure_dv_histograms: the Δv distribution of every corruption's sample."""
+
 import sys
 from pathlib import Path
 
@@ -13,5 +14,6 @@ with job(snakemake.log[0], snakemake.threads, "figure_dv_histograms"):
         corruption = Path(path).parent.name
         dv[corruption].extend(read_table(path, ["dv"]).column("dv").to_pylist())
     binning = snakemake.params.binning
-    plot_dv_histograms(dv, bins=binning["bins"], min_count=binning["min_count"],
-                       paths=snakemake.output.figures)
+    plot_dv_histograms(
+        dv, bins=binning["bins"], min_count=binning["min_count"], paths=snakemake.output.figures
+    )

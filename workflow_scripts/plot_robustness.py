@@ -1,4 +1,5 @@
 """Rule figure_robustness: R per model and corruption, with 95 % intervals."""
+
 import sys
 from pathlib import Path
 

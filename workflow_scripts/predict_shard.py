@@ -1,4 +1,5 @@
 """Rule predict_shard: one model's decisions on one scored shard."""
+
 import sys
 from pathlib import Path
 
@@ -10,8 +11,11 @@ from vcrbench.tables import read_table, write_table  # noqa: E402
 with job(snakemake.log[0], snakemake.threads, "predict_shard") as log:
     options = snakemake.params.inference
     table = predict_scored(
-        read_table(snakemake.input.scored), snakemake.params.model, device=snakemake.params.device,
-        batch_size=options["batch_size"], precision=options["precision"],
+        read_table(snakemake.input.scored),
+        snakemake.params.model,
+        device=snakemake.params.device,
+        batch_size=options["batch_size"],
+        precision=options["precision"],
     )
     log.info("%s: %d corrupted images", snakemake.params.model, table.num_rows)
     write_table(table, snakemake.output.predictions)

@@ -1,4 +1,5 @@
 """Rule score: corrupt and VIF-score one samples shard."""
+
 import sys
 from pathlib import Path
 
@@ -11,9 +12,11 @@ from vcrbench.tables import read_table, write_table  # noqa: E402
 with job(snakemake.log[0], snakemake.threads, "score") as log:
     device = resolve_device(snakemake.params.device)
     scored = score_shard(
-        read_table(snakemake.input.samples), read_table(snakemake.input.index),
+        read_table(snakemake.input.samples),
+        read_table(snakemake.input.index),
         vif_precision=snakemake.params.vif["precision"],
-        batch_size=snakemake.params.vif["batch_size"], device=device,
+        batch_size=snakemake.params.vif["batch_size"],
+        device=device,
     )
     log.info("%d samples scored on %s", scored.num_rows, device)
     write_table(scored, snakemake.output.scored)

@@ -1,4 +1,5 @@
 """Rule summary: the summary table as Parquet, CSV and Markdown."""
+
 import sys
 from pathlib import Path
 

@@ -26,7 +26,8 @@ def _corruptions(args: argparse.Namespace) -> None:
             "stochastic": c.stochastic,
             "parameters": {k: {"low": lo, "high": hi} for k, (lo, hi) in c.parameters.items()},
             "imagenet_c_severities": (
-                None if c.imagenet_c_severities is None
+                None
+                if c.imagenet_c_severities is None
                 else [dict(level) for level in c.imagenet_c_severities]
             ),
         }
@@ -36,7 +37,9 @@ def _corruptions(args: argparse.Namespace) -> None:
         print(json.dumps(entries, indent=2))
         return
     for e in entries:
-        domains = ", ".join(f"{k} ∈ [{v['low']:g}, {v['high']:g}]" for k, v in e["parameters"].items())
+        domains = ", ".join(
+            f"{k} ∈ [{v['low']:g}, {v['high']:g}]" for k, v in e["parameters"].items()
+        )
         print(f"{e['name']:<22} {e['visual_class']:<8} {e['source']:<15} {domains}")
 
 
@@ -74,15 +77,24 @@ def _corrupt(args: argparse.Namespace) -> None:
     validate_parameters(args.name, params)
     try:
         with Image.open(args.input) as image:
-            array = np.asarray(_to_rgb(image), dtype=np.uint8)
+            array = np.array(_to_rgb(image), dtype=np.uint8)
     except OSError as error:
         raise VcrbenchError(f"{args.input}: cannot read this image ({error})") from None
     batch = torch.from_numpy(array).permute(2, 0, 1)[None].float() / 255.0
-    out = apply_corruption(args.name, batch, {k: [v] for k, v in params.items()},
-                           [noise_seed(args.seed, args.name, 0)])
+    out = apply_corruption(
+        args.name, batch, {k: [v] for k, v in params.items()}, [noise_seed(args.seed, args.name, 0)]
+    )
     Image.fromarray(out[0].permute(1, 2, 0).cpu().numpy()).save(args.output)
-    print(json.dumps({"corruption": args.name, "seed": args.seed, "parameters": params,
-                      "output": str(args.output)}))
+    print(
+        json.dumps(
+            {
+                "corruption": args.name,
+                "seed": args.seed,
+                "parameters": params,
+                "output": str(args.output),
+            }
+        )
+    )
 
 
 def _vif(args: argparse.Namespace) -> None:
@@ -107,8 +119,10 @@ def _predict(args: argparse.Namespace) -> None:
         print(json.dumps(results, indent=2))
         return
     for r in results:
-        print(f"{r['image']}: top-1 {r['top1']} {r['wnid']} ({r['name']}), "
-              f"16-class: {r['category16']}")
+        print(
+            f"{r['image']}: top-1 {r['top1']} {r['wnid']} ({r['name']}), "
+            f"16-class: {r['category16']}"
+        )
 
 
 def _check_config(args: argparse.Namespace) -> None:
@@ -136,8 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", type=Path)
     p.add_argument("output", type=Path)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a parameter value; all random from the domain when none is given")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter value; all random from the domain when none is given",
+    )
     p.set_defaults(func=_corrupt)
 
     p = sub.add_parser("vif", help="VIF and Δv of image pairs")

@@ -107,15 +107,17 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     for i, name in enumerate(config["corruptions"]):
         if name not in CORRUPTIONS:
             raise VcrbenchError(
-                f"config: corruptions[{i}] {name!r} is not a known corruption; known: {', '.join(known)}"
+                f"config: corruptions[{i}] {name!r} is not a known corruption; "
+                f"known: {', '.join(known)}"
             )
     if config["sampling"]["mode"] == "imagenet-c":
         for name in config["corruptions"]:
             if CORRUPTIONS[name].imagenet_c_severities is None:
                 with_c = [n for n, c in CORRUPTIONS.items() if c.imagenet_c_severities is not None]
                 raise VcrbenchError(
-                    f"config: sampling.mode is imagenet-c but corruption {name!r} has no ImageNet-C "
-                    f"severities; use sampling.mode: uniform or only: {', '.join(with_c)}"
+                    f"config: sampling.mode is imagenet-c but corruption {name!r} has no "
+                    f"ImageNet-C severities; use sampling.mode: uniform or only: "
+                    f"{', '.join(with_c)}"
                 )
     for i, name in enumerate(config["models"]):
         try:
@@ -144,7 +146,8 @@ def check_semantics(config: Mapping[str, Any]) -> None:
 def model_slug(name: str) -> str:
     """A file-system and wildcard friendly folder name for a model string.
 
-    ``torchvision:resnet50`` -> ``torchvision-resnet50``; ``file:my/model.py`` -> ``file-my-model.py``.
+    ``torchvision:resnet50`` -> ``torchvision-resnet50``;
+    ``file:my/model.py`` -> ``file-my-model.py``.
     """
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
     return slug or "model"

@@ -117,7 +117,9 @@ def prepare_pil(image: Image.Image) -> np.ndarray:
         raise VcrbenchError(f"image is {width}x{height} px; at least 32 px per side is needed")
     scale = RESIZE_SHORT_SIDE / min(width, height)
     size = (
-        (RESIZE_SHORT_SIDE, int(height * scale)) if width <= height else (int(width * scale), RESIZE_SHORT_SIDE)
+        (RESIZE_SHORT_SIDE, int(height * scale))
+        if width <= height
+        else (int(width * scale), RESIZE_SHORT_SIDE)
     )
     image = image.resize(size, Image.Resampling.BILINEAR)
     left = int(round((size[0] - IMAGE_SIZE) / 2.0))
@@ -152,8 +154,14 @@ def prepare_image(path: str | Path) -> np.ndarray:
         if str(error).startswith(path):
             raise
         raise VcrbenchError(f"{path}: {error}") from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError,
-            Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
+    except (
+        UnidentifiedImageError,
+        OSError,
+        SyntaxError,
+        ValueError,
+        Image.DecompressionBombError,
+        Image.DecompressionBombWarning,
+    ) as error:
         raise VcrbenchError(
             f"{path}: cannot read this image ({type(error).__name__}: {error}); fix or remove the "
             "file, or set dataset.skip_unreadable: true to skip such files"
@@ -250,8 +258,14 @@ def _imagenet_val_index(root: Path, labels: str | None) -> list[IndexEntry]:
     return entries
 
 
-def build_index(source: str, path: str | None = None, *, labels: str | None = None,
-                limit: int | None = None, skip_unreadable: bool = False) -> tuple[pa.Table, int]:
+def build_index(
+    source: str,
+    path: str | None = None,
+    *,
+    labels: str | None = None,
+    limit: int | None = None,
+    skip_unreadable: bool = False,
+) -> tuple[pa.Table, int]:
     """The dataset index as a table (:data:`INDEX_SCHEMA`) and the number of skipped images.
 
     Every image is decoded once here, so a corrupt file stops the run at its first stage
@@ -264,7 +278,9 @@ def build_index(source: str, path: str | None = None, *, labels: str | None = No
     elif source == "imagenet-val":
         entries = _imagenet_val_index(Path(path), labels)
     else:
-        raise VcrbenchError(f"dataset.source {source!r} unknown; use builtin, imagefolder or imagenet-val")
+        raise VcrbenchError(
+            f"dataset.source {source!r} unknown; use builtin, imagefolder or imagenet-val"
+        )
     entries.sort(key=lambda e: e.image_id)
     if limit is not None:
         entries = entries[:limit]

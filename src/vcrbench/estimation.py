@@ -34,22 +34,37 @@ log = logging.getLogger(__name__)
 
 METRICS_SCHEMA = pa.schema(
     [
-        ("model", pa.string()), ("corruption", pa.string()), ("metric", pa.string()),
-        ("classes", pa.int16()), ("R", pa.float64()), ("R_lo", pa.float64()),
-        ("R_hi", pa.float64()), ("anchor", pa.float64()), ("coverage", pa.float64()),
-        ("n_samples", pa.int64()), ("bins_present", pa.int32()), ("lam", pa.float64()),
+        ("model", pa.string()),
+        ("corruption", pa.string()),
+        ("metric", pa.string()),
+        ("classes", pa.int16()),
+        ("R", pa.float64()),
+        ("R_lo", pa.float64()),
+        ("R_hi", pa.float64()),
+        ("anchor", pa.float64()),
+        ("coverage", pa.float64()),
+        ("n_samples", pa.int64()),
+        ("bins_present", pa.int32()),
+        ("lam", pa.float64()),
     ]
 )
 CURVES_SCHEMA = pa.schema(
     [
-        ("metric", pa.string()), ("classes", pa.int16()), ("v", pa.float64()), ("s", pa.float64()),
-        ("lo83", pa.float64()), ("hi83", pa.float64()), ("lo95", pa.float64()),
+        ("metric", pa.string()),
+        ("classes", pa.int16()),
+        ("v", pa.float64()),
+        ("s", pa.float64()),
+        ("lo83", pa.float64()),
+        ("hi83", pa.float64()),
+        ("lo95", pa.float64()),
         ("hi95", pa.float64()),
     ]
 )
 REPLICATES_SCHEMA = pa.schema(
     [
-        ("metric", pa.string()), ("classes", pa.int16()), ("replicate", pa.int32()),
+        ("metric", pa.string()),
+        ("classes", pa.int16()),
+        ("replicate", pa.int32()),
         ("values", pa.list_(pa.float64())),
     ]
 )
@@ -66,66 +81,121 @@ def property_seed(seed: int, *names: str) -> int:
 def rates_table(outcomes: pa.Table, *, bins: int, min_count: int) -> pa.Table:
     """Per-bin counts and rates of every property that has samples."""
     rows = []
-    for (metric, classes) in PROPERTIES:
+    for metric, classes in PROPERTIES:
         dv, ok, _ = property_samples(outcomes, metric, classes)
         if dv.size == 0:
             continue
         binned = bin_rates(dv, ok, bins=bins, min_count=min_count)
         for b in range(bins):
             rate = float(binned.rates[b])
-            rows.append({
-                "metric": metric, "classes": classes, "bin": b,
-                "lo": float(binned.edges[b]), "hi": float(binned.edges[b + 1]),
-                "center": float(binned.centers[b]), "count": int(binned.counts[b]),
-                "successes": int(binned.successes[b]),
-                "rate": None if np.isnan(rate) else rate, "present": bool(binned.present[b]),
-            })
-    schema = pa.schema([
-        ("metric", pa.string()), ("classes", pa.int16()), ("bin", pa.int32()),
-        ("lo", pa.float64()), ("hi", pa.float64()), ("center", pa.float64()),
-        ("count", pa.int64()), ("successes", pa.int64()), ("rate", pa.float64()),
-        ("present", pa.bool_()),
-    ])
+            rows.append(
+                {
+                    "metric": metric,
+                    "classes": classes,
+                    "bin": b,
+                    "lo": float(binned.edges[b]),
+                    "hi": float(binned.edges[b + 1]),
+                    "center": float(binned.centers[b]),
+                    "count": int(binned.counts[b]),
+                    "successes": int(binned.successes[b]),
+                    "rate": None if np.isnan(rate) else rate,
+                    "present": bool(binned.present[b]),
+                }
+            )
+    schema = pa.schema(
+        [
+            ("metric", pa.string()),
+            ("classes", pa.int16()),
+            ("bin", pa.int32()),
+            ("lo", pa.float64()),
+            ("hi", pa.float64()),
+            ("center", pa.float64()),
+            ("count", pa.int64()),
+            ("successes", pa.int64()),
+            ("rate", pa.float64()),
+            ("present", pa.bool_()),
+        ]
+    )
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def fit_curves(outcomes: pa.Table, *, model: str, corruption: str, bins: int, min_count: int,
-               n_boot: int, seed: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+def fit_curves(
+    outcomes: pa.Table,
+    *,
+    model: str,
+    corruption: str,
+    bins: int,
+    min_count: int,
+    n_boot: int,
+    seed: int,
+) -> tuple[pa.Table, pa.Table, pa.Table]:
     """Fit every property's curve: (curves, replicates, metrics) tables (module docstring)."""
     all_dv = outcomes.column("dv").to_numpy()
     cover = float(coverage(all_dv, bins=bins, min_count=min_count)) if all_dv.size else 0.0
     curve_rows, replicate_rows, metric_rows = [], [], []
-    for (metric, classes) in PROPERTIES:
+    for metric, classes in PROPERTIES:
         dv, ok, clean_ok = property_samples(outcomes, metric, classes)
         if dv.size == 0:
             continue
         anchor = float(clean_ok.mean()) if clean_ok is not None else 1.0
-        row = {"model": model, "corruption": corruption, "metric": metric, "classes": classes,
-               "R": None, "R_lo": None, "R_hi": None, "anchor": anchor, "coverage": cover,
-               "n_samples": int(dv.size), "bins_present": 0, "lam": None}
+        row = {
+            "model": model,
+            "corruption": corruption,
+            "metric": metric,
+            "classes": classes,
+            "R": None,
+            "R_lo": None,
+            "R_hi": None,
+            "anchor": anchor,
+            "coverage": cover,
+            "n_samples": int(dv.size),
+            "bins_present": 0,
+            "lam": None,
+        }
         try:
             estimate = estimate_curve(
-                dv, ok, bins=bins, min_count=min_count, anchor=anchor, n_boot=n_boot,
+                dv,
+                ok,
+                bins=bins,
+                min_count=min_count,
+                anchor=anchor,
+                n_boot=n_boot,
                 seed=property_seed(seed, model, corruption, metric, str(classes)),
             )
         except VcrbenchError as error:
             log.warning("%s %s-%d: no curve: %s", corruption, metric, classes, error)
             metric_rows.append(row)
             continue
-        row.update(R=float(estimate.area), R_lo=float(estimate.area_lo),
-                   R_hi=float(estimate.area_hi), bins_present=int(estimate.rates.present.sum()),
-                   lam=float(estimate.spline.lam))
+        row.update(
+            R=float(estimate.area),
+            R_lo=float(estimate.area_lo),
+            R_hi=float(estimate.area_hi),
+            bins_present=int(estimate.rates.present.sum()),
+            lam=float(estimate.spline.lam),
+        )
         metric_rows.append(row)
         for i, v in enumerate(estimate.grid):
-            curve_rows.append({
-                "metric": metric, "classes": classes, "v": float(v),
-                "s": float(estimate.curve[i]),
-                "lo83": float(estimate.band83[0][i]), "hi83": float(estimate.band83[1][i]),
-                "lo95": float(estimate.band95[0][i]), "hi95": float(estimate.band95[1][i]),
-            })
+            curve_rows.append(
+                {
+                    "metric": metric,
+                    "classes": classes,
+                    "v": float(v),
+                    "s": float(estimate.curve[i]),
+                    "lo83": float(estimate.band83[0][i]),
+                    "hi83": float(estimate.band83[1][i]),
+                    "lo95": float(estimate.band95[0][i]),
+                    "hi95": float(estimate.band95[1][i]),
+                }
+            )
         for b, values in enumerate(estimate.replicates):
-            replicate_rows.append({"metric": metric, "classes": classes, "replicate": b,
-                                   "values": [float(x) for x in values]})
+            replicate_rows.append(
+                {
+                    "metric": metric,
+                    "classes": classes,
+                    "replicate": b,
+                    "values": [float(x) for x in values],
+                }
+            )
     return (
         pa.Table.from_pylist(curve_rows, schema=CURVES_SCHEMA),
         pa.Table.from_pylist(replicate_rows, schema=REPLICATES_SCHEMA),

@@ -28,12 +28,14 @@ def _masked(values: np.ndarray, known: np.ndarray) -> pa.Array:
     return pa.array(values, pa.bool_(), mask=~known)
 
 
-def sample_outcomes(index: pa.Table, scored: pa.Table, predictions: pa.Table,
-                    clean: pa.Table) -> pa.Table:
+def sample_outcomes(
+    index: pa.Table, scored: pa.Table, predictions: pa.Table, clean: pa.Table
+) -> pa.Table:
     """Join scored samples, their predictions, the clean predictions and the labels."""
-    if scored.num_rows != predictions.num_rows or not pc.all(
-        pc.equal(scored.column("sample_id"), predictions.column("sample_id"))
-    ).as_py():
+    if (
+        scored.num_rows != predictions.num_rows
+        or not pc.all(pc.equal(scored.column("sample_id"), predictions.column("sample_id"))).as_py()
+    ):
         raise VcrbenchError("scored shards and prediction shards do not hold the same samples")
     image_row = {image_id: i for i, image_id in enumerate(index.column("image_id").to_pylist())}
     clean_row = {image_id: i for i, image_id in enumerate(clean.column("image_id").to_pylist())}
@@ -42,7 +44,9 @@ def sample_outcomes(index: pa.Table, scored: pa.Table, predictions: pa.Table,
         rows = np.array([image_row[i] for i in image_ids], dtype=np.int64)
         clean_rows = np.array([clean_row[i] for i in image_ids], dtype=np.int64)
     except KeyError as error:
-        raise VcrbenchError(f"image {error} of a scored shard is not in the index / clean predictions") from None
+        raise VcrbenchError(
+            f"image {error} of a scored shard is not in the index / clean predictions"
+        ) from None
     label = index.column("label").to_numpy()[rows]
     category = index.column("category16").to_numpy()[rows]
     top1 = predictions.column("top1").to_numpy()
@@ -65,8 +69,9 @@ def sample_outcomes(index: pa.Table, scored: pa.Table, predictions: pa.Table,
     )
 
 
-def property_samples(outcomes: pa.Table, metric: str, classes: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def property_samples(
+    outcomes: pa.Table, metric: str, classes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Δv, success and clean success (None for consistency) of the samples that have the property.
 
     Samples without a label in that space are left out of accuracy.

@@ -27,21 +27,34 @@ def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
     }
 
 
-def predict_clean(index: pa.Table, model_name: str, *, device: str = "auto", batch_size: int = 64,
-                  precision: str = "fp32") -> pa.Table:
+def predict_clean(
+    index: pa.Table,
+    model_name: str,
+    *,
+    device: str = "auto",
+    batch_size: int = 64,
+    precision: str = "fp32",
+) -> pa.Table:
     """Decisions of one model on every clean image of the index."""
     from vcrbench.models import load_model, predict, resolve_device
 
     torch_device = resolve_device(device)
     model = load_model(model_name, torch_device)
     images = load_images(index.column("path").to_pylist())
-    decisions = predict(model, images, batch_size=batch_size, precision=precision,
-                        device=torch_device)
+    decisions = predict(
+        model, images, batch_size=batch_size, precision=precision, device=torch_device
+    )
     return pa.table({"image_id": index.column("image_id"), **_decision_columns(decisions)})
 
 
-def predict_scored(scored: pa.Table, model_name: str, *, device: str = "auto",
-                   batch_size: int = 64, precision: str = "fp32") -> pa.Table:
+def predict_scored(
+    scored: pa.Table,
+    model_name: str,
+    *,
+    device: str = "auto",
+    batch_size: int = 64,
+    precision: str = "fp32",
+) -> pa.Table:
     """Decisions of one model on the corrupted images of a scored shard.
 
     The stored pixels are checked against their checksums before use.
@@ -49,8 +62,12 @@ def predict_scored(scored: pa.Table, model_name: str, *, device: str = "auto",
     from vcrbench.models import load_model, predict, resolve_device
 
     images = decode_images(scored.column("image"))
-    for sample_id, image, checksum in zip(scored.column("sample_id").to_pylist(), images,
-                                          scored.column("checksum").to_pylist(), strict=True):
+    for sample_id, image, checksum in zip(
+        scored.column("sample_id").to_pylist(),
+        images,
+        scored.column("checksum").to_pylist(),
+        strict=True,
+    ):
         if pixel_checksum(image) != checksum:
             raise VcrbenchError(
                 f"sample {sample_id}: stored corrupted image does not match its checksum; "
@@ -58,6 +75,7 @@ def predict_scored(scored: pa.Table, model_name: str, *, device: str = "auto",
             )
     torch_device = resolve_device(device)
     model = load_model(model_name, torch_device)
-    decisions = predict(model, images, batch_size=batch_size, precision=precision,
-                        device=torch_device)
+    decisions = predict(
+        model, images, batch_size=batch_size, precision=precision, device=torch_device
+    )
     return pa.table({"sample_id": scored.column("sample_id"), **_decision_columns(decisions)})

@@ -31,8 +31,16 @@ def image_order(n_images: int, seed: int, corruption: str) -> np.ndarray:
     return np.random.default_rng(np.random.SeedSequence(entropy)).permutation(n_images)
 
 
-def make_samples(image_ids: list[str], corruption: str, *, seed: int, mode: str, n: int,
-                 shard_size: int, shard: int) -> pa.Table:
+def make_samples(
+    image_ids: list[str],
+    corruption: str,
+    *,
+    seed: int,
+    mode: str,
+    n: int,
+    shard_size: int,
+    shard: int,
+) -> pa.Table:
     """The samples table of one shard (see module docstring)."""
     from vcrbench.corruptions import get_corruption, imagenet_c_samples, uniform_samples
 

@@ -49,13 +49,20 @@ def decode_images(column: pa.ChunkedArray | pa.Array, size: int = IMAGE_SIZE) ->
     out = np.empty((len(values), size, size, 3), dtype=np.uint8)
     for i, raw in enumerate(values):
         if len(raw) != size * size * 3:
-            raise VcrbenchError(f"stored image {i} has {len(raw)} bytes, expected {size * size * 3}")
+            raise VcrbenchError(
+                f"stored image {i} has {len(raw)} bytes, expected {size * size * 3}"
+            )
         out[i] = np.frombuffer(raw, dtype=np.uint8).reshape(size, size, 3)
     return out
 
 
-def corrupt_batch(corruption: str, clean: np.ndarray, params: dict[str, np.ndarray],
-                  seeds: np.ndarray, device: torch.device) -> np.ndarray:
+def corrupt_batch(
+    corruption: str,
+    clean: np.ndarray,
+    params: dict[str, np.ndarray],
+    seeds: np.ndarray,
+    device: torch.device,
+) -> np.ndarray:
     """Corrupt (B, H, W, 3) uint8 images: returns (B, H, W, 3) uint8."""
     from vcrbench.corruptions import apply_corruption
 
@@ -64,14 +71,21 @@ def corrupt_batch(corruption: str, clean: np.ndarray, params: dict[str, np.ndarr
     return out.permute(0, 2, 3, 1).contiguous().cpu().numpy()
 
 
-def score_shard(samples: pa.Table, index: pa.Table, *, vif_precision: str = "fast",
-                batch_size: int = 32, device: str | torch.device = "cpu") -> pa.Table:
+def score_shard(
+    samples: pa.Table,
+    index: pa.Table,
+    *,
+    vif_precision: str = "fast",
+    batch_size: int = 32,
+    device: str | torch.device = "cpu",
+) -> pa.Table:
     """Corrupt and score every sample of a shard (see the module docstring for the schema)."""
     from vcrbench.vif import delta_v, vif
 
     device = torch.device(device)
-    paths = dict(zip(index.column("image_id").to_pylist(), index.column("path").to_pylist(),
-                     strict=True))
+    paths = dict(
+        zip(index.column("image_id").to_pylist(), index.column("path").to_pylist(), strict=True)
+    )
     corruption_names = set(samples.column("corruption").to_pylist())
     if len(corruption_names) != 1:
         raise VcrbenchError(f"a shard must hold one corruption, found {sorted(corruption_names)}")

@@ -1,4 +1,4 @@
-"""Keyed randomness: every random draw for sample ``i`` of corruption ``c`` comes from ``(seed, c, i)``.
+"""Keyed randomness: every draw for sample ``i`` of corruption ``c`` comes from ``(seed, c, i)``.
 
 Nothing here touches global random state, so results do not depend on shard size, job order,
 batch composition, the number of cores or the machine.

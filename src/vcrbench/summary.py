@@ -15,8 +15,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 HUMAN_COLUMNS = ("HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi")
-ORDER = ("model", "corruption", "metric", "classes", "R", "R_lo", "R_hi", *HUMAN_COLUMNS,
-         "coverage", "n_samples", "bins_present", "human_source", "anchor", "lam")
+ORDER = (
+    "model",
+    "corruption",
+    "metric",
+    "classes",
+    "R",
+    "R_lo",
+    "R_hi",
+    *HUMAN_COLUMNS,
+    "coverage",
+    "n_samples",
+    "bins_present",
+    "human_source",
+    "anchor",
+    "lam",
+)
 
 
 def build_summary(metrics: pa.Table, human: pa.Table | None = None) -> pa.Table:
@@ -27,10 +41,15 @@ def build_summary(metrics: pa.Table, human: pa.Table | None = None) -> pa.Table:
         columns[name] = pa.nulls(n, pa.float64())
     columns["human_source"] = pa.nulls(n, pa.string())
     table = pa.table({name: columns[name] for name in ORDER})
-    indices = pc.sort_indices(table, sort_keys=[("model", "ascending"),
-                                                ("corruption", "ascending"),
-                                                ("metric", "ascending"),
-                                                ("classes", "descending")])
+    indices = pc.sort_indices(
+        table,
+        sort_keys=[
+            ("model", "ascending"),
+            ("corruption", "ascending"),
+            ("metric", "ascending"),
+            ("classes", "descending"),
+        ],
+    )
     return table.take(indices)
 
 
@@ -40,8 +59,9 @@ def summary_csv(summary: pa.Table) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(summary.column_names)
     for row in summary.to_pylist():
-        writer.writerow(["" if v is None else repr(v) if isinstance(v, float) else v
-                         for v in row.values()])
+        writer.writerow(
+            ["" if v is None else repr(v) if isinstance(v, float) else v for v in row.values()]
+        )
     return buffer.getvalue()
 
 
@@ -55,14 +75,36 @@ def _cell(value: object) -> str:
 
 def summary_markdown(summary: pa.Table) -> str:
     """The summary as a Markdown table: R with its interval, HMRI/MRSI, coverage, counts."""
-    header = ["model", "corruption", "metric", "classes", "R [95 % CI]", "HMRI", "MRSI",
-              "coverage", "n", "bins"]
+    header = [
+        "model",
+        "corruption",
+        "metric",
+        "classes",
+        "R [95 % CI]",
+        "HMRI",
+        "MRSI",
+        "coverage",
+        "n",
+        "bins",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in summary.to_pylist():
-        interval = (f"{_cell(row['R'])} [{_cell(row['R_lo'])}, {_cell(row['R_hi'])}]"
-                    if row["R"] is not None else "–")
-        cells = [row["model"], row["corruption"], row["metric"], str(row["classes"]), interval,
-                 _cell(row["HMRI"]), _cell(row["MRSI"]), _cell(row["coverage"]),
-                 str(row["n_samples"]), str(row["bins_present"])]
+        interval = (
+            f"{_cell(row['R'])} [{_cell(row['R_lo'])}, {_cell(row['R_hi'])}]"
+            if row["R"] is not None
+            else "–"
+        )
+        cells = [
+            row["model"],
+            row["corruption"],
+            row["metric"],
+            str(row["classes"]),
+            interval,
+            _cell(row["HMRI"]),
+            _cell(row["MRSI"]),
+            _cell(row["coverage"]),
+            str(row["n_samples"]),
+            str(row["bins_present"]),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
