@@ -70,3 +70,14 @@ def test_shards_partition_the_samples():
     assert ids == list(range(1001))
     with pytest.raises(VcrbenchError):
         shard_range(3, 1001, 500)
+
+
+def test_command_line_strings_are_coerced_to_the_schema_types():
+    config = validate_config(
+        {"sampling": {"n": "200"}, "seed": "3", "dataset": {"limit": "null",
+                                                          "skip_unreadable": "true"}}
+    )
+    assert config["sampling"]["n"] == 200 and config["seed"] == 3
+    assert config["dataset"]["limit"] is None and config["dataset"]["skip_unreadable"] is True
+    with pytest.raises(VcrbenchError, match="'sampling.n' must be of type integer"):
+        validate_config({"sampling": {"n": "many"}})

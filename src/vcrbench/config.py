@@ -69,8 +69,30 @@ def _explain(error: jsonschema.ValidationError, schema: Mapping[str, Any]) -> st
     return f"'{key}': {error.message}"
 
 
+def _coerce_scalar(value: Any, schema: Mapping[str, Any]) -> Any:
+    """Turn a command-line string (``--config sampling='{n: 200}'`` gives ``'200'``) into the
+    integer, number, boolean or null its schema asks for; anything else is left unchanged."""
+    if not isinstance(value, str):
+        return value
+    types = schema.get("type", [])
+    types = [types] if isinstance(types, str) else list(types)
+    text = value.strip()
+    if "null" in types and text.lower() in ("null", "none", "~", ""):
+        return None
+    if "integer" in types and re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if "number" in types:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    if "boolean" in types and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return value
+
+
 def _fill_defaults(instance: Any, schema: Mapping[str, Any]) -> Any:
-    """Recursively insert schema defaults for missing keys (objects and arrays of objects)."""
+    """Recursively insert schema defaults for missing keys and coerce command-line strings."""
     if isinstance(instance, dict) and schema.get("type") == "object":
         for name, sub in schema.get("properties", {}).items():
             if name not in instance and "default" in sub:
@@ -79,7 +101,7 @@ def _fill_defaults(instance: Any, schema: Mapping[str, Any]) -> Any:
                 instance[name] = _fill_defaults(instance[name], sub)
     elif isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
         instance = [_fill_defaults(item, schema["items"]) for item in instance]
-    return instance
+    return _coerce_scalar(instance, schema)
 
 
 def validate_config(config: Mapping[str, Any], schema_path: str | Path | None = None) -> dict:
