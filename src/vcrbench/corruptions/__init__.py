@@ -1,0 +1,30 @@
+"""The 14 image corruptions of the VCR paper, batched in torch, with their parameter domains.
+
+``apply_corruption`` corrupts a batch, ``CORRUPTIONS`` is the registry (in the paper's order),
+``sampling`` draws parameters (uniformly over the domains, or ImageNet-C's five severities).
+See ``registry`` for the conventions and ``DOMAIN_TABLE`` for the domains.
+"""
+
+from vcrbench.corruptions.registry import (
+    BOUNDS_RATIONALE,
+    CORRUPTIONS,
+    DOMAIN_TABLE,
+    Corruption,
+    apply_corruption,
+    get_corruption,
+    validate_parameters,
+)
+from vcrbench.corruptions.sampling import imagenet_c_samples, sample_parameters, uniform_samples
+
+__all__ = [
+    "BOUNDS_RATIONALE",
+    "CORRUPTIONS",
+    "DOMAIN_TABLE",
+    "Corruption",
+    "apply_corruption",
+    "get_corruption",
+    "imagenet_c_samples",
+    "sample_parameters",
+    "uniform_samples",
+    "validate_parameters",
+]

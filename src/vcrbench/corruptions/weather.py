@@ -1,0 +1,96 @@
+"""Frost (ImageNet-C): the image mixed with a crop of a real frost photograph.
+
+``x' = clip(image_weight * x + frost_weight * frost)``, with ``frost`` a random crop of one of the
+frost photographs that ImageNet-C ships (the ``imagecorruptions`` wheel carries the same files
+under ``imagecorruptions/frost/``). As ImageNet-C: one of ``frost1.png … frost5.jpg`` (its
+``np.random.randint(5)`` never picks ``frost6.jpg``), loaded by OpenCV, enlarged by 1.1 after
+scaling up to cover the image if needed (bicubic, 8-bit), then cropped at a random position.
+Here the photograph index and the crop position come from the sample's seed:
+``torch.randint(5)``, then the row offset, then the column offset.
+
+The files are read from the installed ``imagecorruptions`` distribution without importing it
+(its ``__init__`` imports ``pkg_resources``, which current setuptools no longer provides).
+Licence: the ``imagecorruptions`` wheel is Apache-2.0 (its ``LICENSE``); the photographs come
+from Hendrycks & Dietterich's ImageNet-C repository (``hendrycks/robustness``, Apache-2.0);
+neither states a separate origin or licence for the photographs themselves.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from vcrbench.errors import VcrbenchError
+from vcrbench.seeding import torch_generator
+
+FROST_FILES = ("frost1.png", "frost2.png", "frost3.png", "frost4.jpg", "frost5.jpg")
+
+
+def frost_directory() -> Path:
+    """The ``frost/`` folder of the installed ``imagecorruptions`` package (not imported)."""
+    spec = importlib.util.find_spec("imagecorruptions")
+    if spec is None or not spec.submodule_search_locations:
+        raise VcrbenchError(
+            "frost needs the frost photographs of the 'imagecorruptions' package; install it "
+            "with `pip install imagecorruptions==1.1.2`")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "frost"
+    missing = [f for f in FROST_FILES if not (folder / f).is_file()]
+    if missing:
+        raise VcrbenchError(f"frost photographs missing from {folder}: {', '.join(missing)}; "
+                            "reinstall imagecorruptions==1.1.2")
+    return folder
+
+
+@lru_cache(maxsize=32)
+def frost_layer(index: int, height: int, width: int) -> np.ndarray:
+    """Frost photograph ``index`` as ImageNet-C rescales it for an ``H x W`` image: RGB uint8."""
+    import cv2
+
+    path = frost_directory() / FROST_FILES[index]
+    frost = cv2.imread(str(path))
+    if frost is None:
+        raise VcrbenchError(f"cannot decode the frost photograph {path}")
+    fh, fw = frost.shape[:2]
+    # ImageNet-C: scale up only along a side that is too short (the larger factor), then x1.1
+    scale = max(1.0, height / fh, width / fw) * 1.1
+    size = (int(np.ceil(fw * scale)), int(np.ceil(fh * scale)))
+    resized = cv2.resize(frost, dsize=size, interpolation=cv2.INTER_CUBIC)
+    return np.ascontiguousarray(resized[..., ::-1])
+
+
+def frost_crops(seeds: Sequence[int], height: int, width: int) -> list[tuple[int, int, int]]:
+    """Each sample's ``(photograph index, top, left)`` drawn from its seed."""
+    out = []
+    for seed in seeds:
+        gen = torch_generator(seed)
+        index = int(torch.randint(len(FROST_FILES), (1,), generator=gen))
+        layer = frost_layer(index, height, width)
+        top = int(torch.randint(layer.shape[0] - height, (1,), generator=gen))
+        left = int(torch.randint(layer.shape[1] - width, (1,), generator=gen))
+        out.append((index, top, left))
+    return out
+
+
+def frost_one(image: torch.Tensor, image_weight: float, frost_weight: float, index: int,
+              top: int, left: int) -> torch.Tensor:
+    """One ``(3, H, W)`` image mixed with photograph ``index`` cropped at ``(top, left)``."""
+    _, h, w = image.shape
+    layer = frost_layer(index, h, w)[top : top + h, left : left + w]
+    crop = torch.from_numpy(np.ascontiguousarray(layer)).permute(2, 0, 1)
+    crop = crop.to(image.device, image.dtype) / 255.0
+    return (image * image_weight + crop * frost_weight).clamp(0.0, 1.0)
+
+
+def frost(images: torch.Tensor, params: dict[str, np.ndarray],
+          seeds: Sequence[int]) -> torch.Tensor:
+    """``clip(image_weight * x + frost_weight * frost_crop / 255)`` per sample."""
+    _, _, h, w = images.shape
+    out = [frost_one(img, float(a), float(b), *crop) for img, a, b, crop in
+           zip(images, params["image_weight"], params["frost_weight"], frost_crops(seeds, h, w),
+               strict=True)]
+    return torch.stack(out)
