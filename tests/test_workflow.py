@@ -13,6 +13,9 @@ from workflow_helpers import REPO, snakemake
 pytestmark = pytest.mark.workflow
 
 TEST_CONFIG = str(REPO / "config" / "test.yaml")
+USER_MODEL = f"file:{REPO / 'tests' / 'assets' / 'colour_model.py'}"
+#: The tiny run also evaluates a user's own `file:` model next to EfficientNet-Lite0.
+TINY_MODELS = f"models=[efficientnet-lite0, {USER_MODEL}]"
 
 
 def test_lint_has_no_findings():
@@ -59,7 +62,9 @@ def _parquet_digests(root: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("tiny")
-    result = snakemake("--cores", "2", "--configfile", TEST_CONFIG, workdir=workdir)
+    result = snakemake(
+        "--cores", "2", "--configfile", TEST_CONFIG, "--config", TINY_MODELS, workdir=workdir
+    )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
     return workdir
 
@@ -68,7 +73,7 @@ def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):
     summary = pq.read_table(tiny_run / "results" / "tiny" / "metrics" / "summary.parquet")
     rows = summary.to_pylist()
     seen = {(r["model"], r["corruption"], r["metric"], r["classes"]) for r in rows}
-    for model in ["efficientnet-lite0"]:
+    for model in ["efficientnet-lite0", USER_MODEL]:
         for corruption in ["gaussian_noise", "gaussian_blur"]:
             for metric, classes in [("consistency", 1000), ("consistency", 16), ("accuracy", 16)]:
                 assert (model, corruption, metric, classes) in seen
@@ -80,13 +85,15 @@ def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):
 
 
 def test_tiny_run_second_invocation_has_nothing_to_do(tiny_run):
-    result = snakemake("-n", "--configfile", TEST_CONFIG, workdir=tiny_run)
+    result = snakemake("-n", "--configfile", TEST_CONFIG, "--config", TINY_MODELS, workdir=tiny_run)
     assert result.returncode == 0, result.stderr
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
 def test_tiny_run_is_byte_identical_from_scratch(tiny_run, tmp_path):
-    result = snakemake("--cores", "2", "--configfile", TEST_CONFIG, workdir=tmp_path)
+    result = snakemake(
+        "--cores", "2", "--configfile", TEST_CONFIG, "--config", TINY_MODELS, workdir=tmp_path
+    )
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
     first = _parquet_digests(tiny_run / "results" / "tiny")
     second = _parquet_digests(tmp_path / "results" / "tiny")
@@ -97,7 +104,9 @@ def test_tiny_run_figures_rebuild_from_tables_only(tiny_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)
     shutil.rmtree(workdir / "results" / "tiny" / "figures")
-    result = snakemake("figures", "-n", "--configfile", TEST_CONFIG, workdir=workdir)
+    result = snakemake(
+        "figures", "-n", "--configfile", TEST_CONFIG, "--config", TINY_MODELS, workdir=workdir
+    )
     assert result.returncode == 0, result.stderr
     jobs = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("rule ")]
     assert jobs and all(j.startswith("figure_") for j in jobs), jobs

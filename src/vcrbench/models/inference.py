@@ -78,6 +78,8 @@ def predict(
     if model.device != target:
         model.module.to(target)
     model.module.eval()
+    # Channels-last roughly doubles CPU convolution throughput (benchmarks/bench_inference.py).
+    model.module.to(memory_format=torch.channels_last)
     batch = as_uint8_batch(images)
     n = batch.shape[0]
     top1 = np.empty(n, np.int16)
@@ -93,6 +95,8 @@ def predict(
             stop = min(n, start + int(batch_size))
             x = batch[start:stop].contiguous().to(target).float().div_(255.0)
             x = apply_preprocessing(model.preprocessing, x)
+            if x.dim() == 4:
+                x = x.contiguous(memory_format=torch.channels_last)
             with autocast:
                 logits = model.module(x)
             if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (stop - start, 1000):

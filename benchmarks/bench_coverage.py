@@ -1,0 +1,109 @@
+"""Δv coverage of the uniform (VCR) sample against the ImageNet-C severity sample (paper Table 2).
+
+For every corruption: N samples drawn by the pipeline's own stage functions
+(:func:`vcrbench.samples.make_samples`, :func:`vcrbench.scoring.score_shard`) on the 1,000 real
+ImageNet images of ``../shared/data/imagenet-sample``; coverage = fraction of 40 equal-width Δv
+bins holding at least 20 samples. ImageNet-C corruptions are also sampled in ``imagenet-c`` mode
+(N/5 images at each of the five severities).
+
+    python benchmarks/bench_coverage.py [--n 2000] [--workers 2] [--corruptions a,b,...]
+
+Prints a Markdown table; run on a quiet machine (about 10 minutes for all 14 at N = 2000,
+2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+SAMPLE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "imagenet-sample"
+BINS, MIN_COUNT = 40, 20
+#: Published coverage (VCR paper, Table 2): corruption -> (ImageNet-C, VCR test set).
+PAPER = {
+    "brightness": (0.590, 1.000),
+    "gaussian_blur": (0.564, 0.974),
+    "defocus_blur": (0.538, 0.923),
+    "shot_noise": (0.462, 0.590),
+    "frost": (0.436, 1.000),
+    "gaussian_noise": (0.436, 0.872),
+    "impulse_noise": (0.385, 0.641),
+    "motion_blur": (0.333, 0.974),
+    "glass_blur": (0.333, 0.949),
+}
+
+
+def _dv(job: tuple[str, str, int, int]) -> tuple[str, str, np.ndarray, float]:
+    corruption, mode, n, shard_size = job
+    import torch
+
+    torch.set_num_threads(1)
+    from vcrbench.config import shard_count
+    from vcrbench.datasets import build_index
+    from vcrbench.samples import make_samples
+    from vcrbench.scoring import score_shard
+
+    start = time.perf_counter()
+    index, _ = build_index("imagefolder", str(SAMPLE))
+    ids = index.column("image_id").to_pylist()
+    values = []
+    for shard in range(shard_count(n, shard_size)):
+        samples = make_samples(
+            ids, corruption, seed=0, mode=mode, n=n, shard_size=shard_size, shard=shard
+        )
+        values.append(score_shard(samples, index).column("dv").to_numpy())
+    return corruption, mode, np.concatenate(values), time.perf_counter() - start
+
+
+def main() -> None:
+    from vcrbench.binning import coverage
+    from vcrbench.corruptions import CORRUPTIONS
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--corruptions", default=",".join(CORRUPTIONS))
+    args = parser.parse_args()
+    if not SAMPLE.is_dir():
+        raise SystemExit(f"{SAMPLE} is absent")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    names = args.corruptions.split(",")
+    jobs = [(c, "uniform", args.n, 250) for c in names]
+    jobs += [
+        (c, "imagenet-c", args.n, 250)
+        for c in names
+        if CORRUPTIONS[c].imagenet_c_severities is not None
+    ]
+    results: dict[tuple[str, str], tuple[np.ndarray, float]] = {}
+    with ProcessPoolExecutor(args.workers) as pool:
+        for corruption, mode, dv, seconds in pool.map(_dv, jobs):
+            results[(corruption, mode)] = (dv, seconds)
+    print(
+        f"N = {args.n} per corruption and mode, {BINS} bins, L = {MIN_COUNT}, "
+        f"{SAMPLE.name} (1,000 ImageNet images), seed 0\n"
+    )
+    print(
+        "| corruption | coverage, uniform (ours) | coverage, ImageNet-C severities (ours) "
+        "| paper: ImageNet-C | paper: VCR | Δv min–max (uniform) | s per 1000 samples |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for c in names:
+        dv, seconds = results[(c, "uniform")]
+        imagenet_c = results.get((c, "imagenet-c"))
+        c_cov = f"{coverage(imagenet_c[0], BINS, MIN_COUNT):.3f}" if imagenet_c else "–"
+        paper_c, paper_vcr = PAPER.get(c, (None, None))
+        print(
+            f"| {c} | {coverage(dv, BINS, MIN_COUNT):.3f} | {c_cov} | "
+            f"{paper_c if paper_c is not None else '–'} | "
+            f"{paper_vcr if paper_vcr is not None else '–'} | "
+            f"{dv.min():.3f}–{dv.max():.3f} | {1000 * seconds / dv.size:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
