@@ -78,8 +78,12 @@ def predict(
     if model.device != target:
         model.module.to(target)
     model.module.eval()
-    # Channels-last roughly doubles CPU convolution throughput (benchmarks/bench_inference.py).
-    model.module.to(memory_format=torch.channels_last)
+    # Channels-last roughly doubles CPU convolution throughput (benchmarks/bench_inference.py);
+    # modules with lazy, still uninitialised parameters keep their layout.
+    if not any(
+        isinstance(p, torch.nn.parameter.UninitializedParameter) for p in model.module.parameters()
+    ):
+        model.module.to(memory_format=torch.channels_last)
     batch = as_uint8_batch(images)
     n = batch.shape[0]
     top1 = np.empty(n, np.int16)
