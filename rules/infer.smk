@@ -19,7 +19,7 @@ rule predict_clean:
     conda:
         "../envs/vision.yaml"
     script:
-        "../workflow_scripts/predict_clean.py"
+        "../workflow_scripts/predict.py"
 
 
 rule predict_shard:
@@ -43,4 +43,4 @@ rule predict_shard:
     conda:
         "../envs/vision.yaml"
     script:
-        "../workflow_scripts/predict_shard.py"
+        "../workflow_scripts/predict.py"

@@ -27,6 +27,20 @@ def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
     }
 
 
+def _decisions(
+    images: np.ndarray, model_name: str, device: str, batch_size: int, precision: str
+) -> dict[str, pa.Array]:
+    """Load one model on the resolved device and classify (N, 224, 224, 3) uint8 images."""
+    from vcrbench.models import load_model, predict, resolve_device
+
+    torch_device = resolve_device(device)
+    model = load_model(model_name, torch_device)
+    decisions = predict(
+        model, images, batch_size=batch_size, precision=precision, device=torch_device
+    )
+    return _decision_columns(decisions)
+
+
 def predict_clean(
     index: pa.Table,
     model_name: str,
@@ -36,15 +50,9 @@ def predict_clean(
     precision: str = "fp32",
 ) -> pa.Table:
     """Decisions of one model on every clean image of the index."""
-    from vcrbench.models import load_model, predict, resolve_device
-
-    torch_device = resolve_device(device)
-    model = load_model(model_name, torch_device)
     images = load_images(index.column("path").to_pylist())
-    decisions = predict(
-        model, images, batch_size=batch_size, precision=precision, device=torch_device
-    )
-    return pa.table({"image_id": index.column("image_id"), **_decision_columns(decisions)})
+    columns = _decisions(images, model_name, device, batch_size, precision)
+    return pa.table({"image_id": index.column("image_id"), **columns})
 
 
 def predict_scored(
@@ -59,8 +67,6 @@ def predict_scored(
 
     The stored pixels are checked against their checksums before use.
     """
-    from vcrbench.models import load_model, predict, resolve_device
-
     images = decode_images(scored.column("image"))
     for sample_id, image, checksum in zip(
         scored.column("sample_id").to_pylist(),
@@ -73,9 +79,5 @@ def predict_scored(
                 f"sample {sample_id}: stored corrupted image does not match its checksum; "
                 "delete the scored shard and re-run to regenerate it"
             )
-    torch_device = resolve_device(device)
-    model = load_model(model_name, torch_device)
-    decisions = predict(
-        model, images, batch_size=batch_size, precision=precision, device=torch_device
-    )
-    return pa.table({"sample_id": scored.column("sample_id"), **_decision_columns(decisions)})
+    columns = _decisions(images, model_name, device, batch_size, precision)
+    return pa.table({"sample_id": scored.column("sample_id"), **columns})
