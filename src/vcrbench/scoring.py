@@ -95,8 +95,9 @@ def score_shard(
     if missing:
         raise VcrbenchError(f"samples refer to images not in the index: {missing[:5]}")
     names = parameter_columns(samples)
-    params_all = {name: samples.column(name).to_numpy() for name in names}
-    seeds_all = samples.column("seed").to_numpy()
+    # Writable copies: Arrow's zero-copy arrays are read-only, which torch warns about.
+    params_all = {name: np.array(samples.column(name).to_numpy(), np.float64) for name in names}
+    seeds_all = np.array(samples.column("seed").to_numpy(), np.int64)
     unique_paths = sorted({paths[i] for i in image_ids})
     clean_by_path = dict(zip(unique_paths, load_images(unique_paths), strict=True))
 
