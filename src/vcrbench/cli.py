@@ -67,7 +67,7 @@ def _corrupt(args: argparse.Namespace) -> None:
         sample_parameters,
         validate_parameters,
     )
-    from vcrbench.datasets import _to_rgb
+    from vcrbench.datasets import to_rgb
     from vcrbench.seeding import noise_seed, parameter_rng
 
     get_corruption(args.name)
@@ -77,7 +77,7 @@ def _corrupt(args: argparse.Namespace) -> None:
     validate_parameters(args.name, params)
     try:
         with Image.open(args.input) as image:
-            array = np.array(_to_rgb(image), dtype=np.uint8)
+            array = np.array(to_rgb(image), dtype=np.uint8)
     except OSError as error:
         raise VcrbenchError(f"{args.input}: cannot read this image ({error})") from None
     batch = torch.from_numpy(array).permute(2, 0, 1)[None].float() / 255.0

@@ -92,7 +92,7 @@ def _open_builtin(spec: str) -> Image.Image:
         return image.copy()
 
 
-def _to_rgb(image: Image.Image) -> Image.Image:
+def to_rgb(image: Image.Image) -> Image.Image:
     """RGB view of any PIL mode: 16-bit and float grayscale are scaled to 8 bit first."""
     if image.mode in ("I;16", "I;16B", "I;16L", "I"):
         array = np.asarray(image, dtype=np.float64)
@@ -111,7 +111,7 @@ def _to_rgb(image: Image.Image) -> Image.Image:
 
 def prepare_pil(image: Image.Image) -> np.ndarray:
     """Resize (short side 256, bilinear) and centre-crop a PIL image: (224, 224, 3) uint8 RGB."""
-    image = _to_rgb(image)
+    image = to_rgb(image)
     width, height = image.size
     if min(width, height) < 32:
         raise VcrbenchError(f"image is {width}x{height} px; at least 32 px per side is needed")
@@ -304,9 +304,6 @@ def build_index(
 def load_images(paths: list[str]) -> np.ndarray:
     """Prepared images for a list of index paths: (N, 224, 224, 3) uint8."""
     out = np.empty((len(paths), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
-    cache: dict[str, np.ndarray] = {}
     for i, path in enumerate(paths):
-        if path not in cache:
-            cache[path] = prepare_image(path)
-        out[i] = cache[path]
+        out[i] = prepare_image(path)
     return out

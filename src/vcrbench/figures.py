@@ -60,7 +60,7 @@ def _rows(table: pa.Table, metric: str, classes: int) -> dict[str, np.ndarray]:
         if m == metric and c == classes
     ]
     return {
-        k: np.array([v[i] for i in keep], dtype=float if k not in ("metric",) else object)
+        k: np.array([v[i] for i in keep], dtype=float)
         for k, v in data.items()
         if k not in ("metric", "classes")
     }
