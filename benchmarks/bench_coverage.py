@@ -7,6 +7,7 @@ bins holding at least 20 samples. ImageNet-C corruptions are also sampled in ``i
 (N/5 images at each of the five severities).
 
     python benchmarks/bench_coverage.py [--n 2000] [--workers 2] [--corruptions a,b,...]
+                                        [--spacing visual|linear] [--no-imagenet-c]
 
 Prints a Markdown table; run on a quiet machine (about 10 minutes for all 14 at N = 2000,
 2 cores).
@@ -38,8 +39,8 @@ PAPER = {
 }
 
 
-def _dv(job: tuple[str, str, int, int]) -> tuple[str, str, np.ndarray, float]:
-    corruption, mode, n, shard_size = job
+def _dv(job: tuple[str, str, int, int, str]) -> tuple[str, str, np.ndarray, float]:
+    corruption, mode, n, shard_size, spacing = job
     import torch
 
     torch.set_num_threads(1)
@@ -54,7 +55,8 @@ def _dv(job: tuple[str, str, int, int]) -> tuple[str, str, np.ndarray, float]:
     values = []
     for shard in range(shard_count(n, shard_size)):
         samples = make_samples(
-            ids, corruption, seed=0, mode=mode, n=n, shard_size=shard_size, shard=shard
+            ids, corruption, seed=0, mode=mode, n=n, shard_size=shard_size, shard=shard,
+            spacing=spacing,
         )
         values.append(score_shard(samples, index).column("dv").to_numpy())
     return corruption, mode, np.concatenate(values), time.perf_counter() - start
@@ -68,23 +70,30 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--corruptions", default=",".join(CORRUPTIONS))
+    parser.add_argument("--spacing", default="visual", choices=["visual", "linear"])
+    parser.add_argument("--no-imagenet-c", action="store_true", help="only the uniform sample")
+    parser.add_argument("--save", help="folder to save each sample's Δv and parameters to (.npz)")
     args = parser.parse_args()
     if not SAMPLE.is_dir():
         raise SystemExit(f"{SAMPLE} is absent")
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     names = args.corruptions.split(",")
-    jobs = [(c, "uniform", args.n, 250) for c in names]
+    jobs = [(c, "uniform", args.n, 250, args.spacing) for c in names]
     jobs += [
-        (c, "imagenet-c", args.n, 250)
+        (c, "imagenet-c", args.n, 250, args.spacing)
         for c in names
-        if CORRUPTIONS[c].imagenet_c_severities is not None
+        if CORRUPTIONS[c].imagenet_c_severities is not None and not args.no_imagenet_c
     ]
     results: dict[tuple[str, str], tuple[np.ndarray, float]] = {}
     with ProcessPoolExecutor(args.workers) as pool:
         for corruption, mode, dv, seconds in pool.map(_dv, jobs):
             results[(corruption, mode)] = (dv, seconds)
+            if args.save:
+                Path(args.save).mkdir(parents=True, exist_ok=True)
+                np.savez(Path(args.save) / f"{corruption}-{mode}.npz", dv=dv)
     print(
-        f"N = {args.n} per corruption and mode, {BINS} bins, L = {MIN_COUNT}, "
+        f"N = {args.n} per corruption and mode, {args.spacing} spacing, {BINS} bins, "
+        f"L = {MIN_COUNT}, "
         f"{SAMPLE.name} (1,000 ImageNet images), seed 0\n"
     )
     print(

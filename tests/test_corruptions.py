@@ -148,7 +148,7 @@ def test_sampling_is_keyed_uniform_and_covers_the_domain():
         assert uniform_samples(name, 7, [5, 9]) == [a[5], a[9]]
         assert uniform_samples(name, 8, [0]) != a[:1]
         validate_parameters(name, {k: [p[k] for p in a] for k in spec.parameters})
-    draws = uniform_samples("gaussian_blur", 0, range(400))
+    draws = uniform_samples("gaussian_blur", 0, range(400), spacing="linear")
     sigmas = np.array([d["sigma"] for d in draws])
     low, high = get_corruption("gaussian_blur").parameters["sigma"]
     assert abs(sigmas.mean() - (low + high) / 2) < 0.1 * (high - low)
@@ -484,3 +484,19 @@ def test_small_and_non_square_images_with_the_largest_kernels(images):
             continue
         out = corrupt(name, x, dict(spec.strongest))
         assert out.shape == x.shape, name
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_parameters_next_to_the_clean_value_give_the_clean_image(name):
+    """A step of 1e-12 from the clean value (visual spacing draws such values) must not fail."""
+    spec = CORRUPTIONS[name]
+    generator = torch.Generator().manual_seed(3)
+    images = torch.rand(2, 3, 40, 48, generator=generator, dtype=torch.float64)
+    clean = apply_corruption(name, images, {k: [v, v] for k, v in spec.identity.items()}, [1, 2])
+    tiny = {}
+    for param, (_, high) in spec.parameters.items():
+        c = spec.identity[param]
+        tiny[param] = [min(high, c + 1e-12) if c < high else c - 1e-12, c]
+    out = apply_corruption(name, images, tiny, [1, 2])
+    assert torch.equal(out[1], clean[1])
+    assert (out[0].int() - clean[0].int()).abs().max() <= 1

@@ -2,8 +2,8 @@
 
 Sample ``i`` of corruption ``c`` is fully determined by ``(seed, c, i)``: its image is entry
 ``i mod n_images`` of a permutation of the index keyed by ``(seed, c)``, its parameters come from
-:func:`vcrbench.seeding.parameter_rng` (uniform mode) or from the ImageNet-C severity
-``i mod 5 + 1`` (imagenet-c mode, image ``i // 5``), its pixel noise from
+:func:`vcrbench.seeding.parameter_rng` (uniform mode, spaced ``visual`` or ``linear``) or from
+the ImageNet-C severity ``i mod 5 + 1`` (imagenet-c mode, image ``i // 5``), its pixel noise from
 :func:`vcrbench.seeding.noise_seed`. So shards can be made in any order, by any job.
 
 Schema of ``samples/<c>/shard-<k>.parquet``: ``sample_id`` (int64), ``image_id`` (string),
@@ -40,8 +40,10 @@ def make_samples(
     n: int,
     shard_size: int,
     shard: int,
+    spacing: str = "visual",
 ) -> pa.Table:
-    """The samples table of one shard (see module docstring)."""
+    """The samples table of one shard (see module docstring); ``spacing`` as in
+    :mod:`vcrbench.corruptions.sampling` (uniform mode only)."""
     from vcrbench.corruptions import get_corruption, imagenet_c_samples, uniform_samples
 
     spec = get_corruption(corruption)
@@ -52,7 +54,7 @@ def make_samples(
     ids = list(shard_range(shard, n, shard_size))
     order = image_order(len(image_ids), seed, corruption)
     if mode == "uniform":
-        params = uniform_samples(corruption, seed, ids)
+        params = uniform_samples(corruption, seed, ids, spacing)
         images = [image_ids[order[i % len(image_ids)]] for i in ids]
         severity = [0] * len(ids)
     elif mode == "imagenet-c":

@@ -71,19 +71,25 @@ def impulse_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     return torch.where(u < amount * 0.5, torch.ones_like(images), out)
 
 
+#: noise_scale under which shot noise is below 1/39 grey level (see ``shot_noise``).
+SHOT_NOISE_NEGLIGIBLE = 1e-4
+
+
 def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
                seeds: Sequence[int]) -> torch.Tensor:
     """Poisson photon noise: ``clip(poisson(x * lam) / lam)`` with ``lam = 1 / noise_scale^2``.
 
     ``noise_scale`` is the noise standard deviation at a white pixel (``sqrt(x / lam)`` at value
     ``x``); 0 is the clean image. Noise: ``poisson`` on the float64 rates of the sample's
-    ``(3, H, W)`` image, on the CPU.
+    ``(3, H, W)`` image, on the CPU. Below ``SHOT_NOISE_NEGLIGIBLE`` the image is returned
+    unchanged: the noise is under 1/39 grey level (its uint8 rounding is the clean image with
+    probability 1 − 1e−80) and numpy's Poisson sampler refuses rates that large.
     """
     out = torch.empty_like(images)
     scales = np.asarray(params["noise_scale"], dtype=np.float64)
     for i, seed in enumerate(seeds):
         scale = float(scales[i])
-        if scale <= 0.0:
+        if scale < SHOT_NOISE_NEGLIGIBLE:
             out[i] = images[i]
             continue
         lam = 1.0 / (scale * scale)

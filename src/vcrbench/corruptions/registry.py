@@ -1,11 +1,11 @@
 """The corruption registry and ``apply_corruption``, the one entry point that corrupts images.
 
 Each ``Corruption`` names its source, its visual class, its parameters with their continuous
-domains (sampled uniformly, each over its own range; the paper's "whole domain", from the clean
-image to complete destruction), the five ImageNet-C severities in the same parameters, the
-parameter values of the clean image (``identity``) and of the most destroyed one
-(``strongest``), and a ``docs`` string on why the bounds are where they are. ``DOMAIN_TABLE``
-renders all of it as Markdown for the documentation.
+domains (each sampled over its own range with the entry's ``spacing``, see ``sampling``; the
+paper's "whole domain", from the clean image to complete destruction), the five ImageNet-C
+severities in the same parameters, the parameter values of the clean image (``identity``) and
+of the most destroyed one (``strongest``), and a ``docs`` string on why the bounds are where
+they are. ``DOMAIN_TABLE`` renders all of it as Markdown for the documentation.
 
 Images are ``(B, 3, H, W)`` float32/float64 tensors in ``[0, 1]`` (RGB) on any device, ``H, W >=
 32``. Outputs are ``(B, 3, H, W)`` uint8 on the same device, quantised by *rounding to nearest*
@@ -56,6 +56,10 @@ class Corruption:
     strongest: Mapping[str, float]
     docs: str
     function: CorruptionFn = field(repr=False)
+    #: ``visual`` parameter spacing (see ``corruptions.sampling``): parameter -> log floor f in
+    #: (0, 1); the normalised distance from the clean value is drawn log-uniformly on [f, 1].
+    #: Parameters not listed are spaced linearly.
+    spacing: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -63,6 +67,10 @@ class Corruption:
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
         object.__setattr__(self, "identity", MappingProxyType(dict(self.identity)))
         object.__setattr__(self, "strongest", MappingProxyType(dict(self.strongest)))
+        spacing = {p: float(f) for p, f in self.spacing.items()}
+        if set(spacing) - set(self.parameters) or not all(0 < f < 1 for f in spacing.values()):
+            raise ValueError(f"{self.name}: spacing maps its parameters to floors in (0, 1)")
+        object.__setattr__(self, "spacing", MappingProxyType(spacing))
         if self.imagenet_c_severities is not None:
             object.__setattr__(self, "imagenet_c_severities", tuple(
                 MappingProxyType(dict(level)) for level in self.imagenet_c_severities))
@@ -80,7 +88,7 @@ def validate_point(spec: Corruption, point: Mapping[str, float]) -> None:
 def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tuple[float, float]],
            severities: list[tuple[float, ...]] | None, stochastic: bool,
            identity: tuple[float, ...], strongest: tuple[float, ...], docs: str,
-           function: CorruptionFn) -> Corruption:
+           function: CorruptionFn, spacing: dict[str, float] | None = None) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -89,7 +97,7 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         stochastic=stochastic,
         identity=dict(zip(names, identity, strict=True)),
         strongest=dict(zip(names, strongest, strict=True)),
-        docs=" ".join(docs.split()), function=function)
+        docs=" ".join(docs.split()), function=function, spacing=spacing or {})
 
 
 def get_corruption(name: str) -> Corruption:
@@ -239,7 +247,7 @@ _ENTRIES = [
         (noise exponential in the parameter) starves small dv, which is why the paper reached
         only 0.59 coverage. 0 is the clean image; at 2.5 (lam = 0.16) a sparse binary speckle
         is left, pixel correlation 0.19, dv 0.93 (noise never quite reaches the 0.97 floor).""",
-        noise.shot_noise),
+        noise.shot_noise, spacing={"noise_scale": 0.003}),
     _entry(
         "impulse_noise", "imagenet-c", "noise", {"amount": (0.0, 1.0)},
         [(0.03,), (0.06,), (0.09,), (0.17,), (0.27,)],
@@ -248,7 +256,7 @@ _ENTRIES = [
         each value is replaced with probability amount, by 0 or 1 with equal odds. The domain
         is all of [0, 1]: 0 is the clean image, 1 pure noise (dv 0.98). ImageNet-C: dv 0.55 to
         0.80.""",
-        noise.impulse_noise),
+        noise.impulse_noise, spacing={"amount": 0.0003}),
     _entry(
         "gaussian_noise", "imagenet-c", "noise", {"sigma": (0.0, 1.5)},
         [(0.08,), (0.12,), (0.18,), (0.26,), (0.38,)],
@@ -257,7 +265,7 @@ _ENTRIES = [
         sigma 0.08 to 0.38, dv 0.51 to 0.80). At 1.5 the noise has six times the standard
         deviation of a typical image and clipping leaves an almost binary image: pixel
         correlation 0.19, dv 0.93.""",
-        noise.gaussian_noise),
+        noise.gaussian_noise, spacing={"sigma": 0.003}),
     _entry(
         "glass_blur", "imagenet-c", "blur",
         {"sigma": (0.0, 6.0), "max_delta": (0.0, 12.0), "iterations": (0.0, 4.0)},
@@ -268,7 +276,7 @@ _ENTRIES = [
         again. max_delta and iterations are integers: the continuous value is rounded half up
         (the end values get half-width intervals). ImageNet-C stops at (1.5, 4, 2), dv 0.73 to
         0.86; at (6, 12, 4) dv is 0.96.""",
-        blur.glass_blur),
+        blur.glass_blur, spacing={"sigma": 0.03, "max_delta": 0.003}),
     _entry(
         "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, 40.0)},
         [(1.0,), (2.0,), (3.0,), (4.0,), (6.0,)],
@@ -276,7 +284,7 @@ _ENTRIES = [
         """skimage gaussian (truncate 4, edges replicated), standard deviation sigma px;
         ImageNet-C: 1 to 6 (dv 0.28 to 0.83). 40 px is also the strongest low-pass condition of
         the human experiments of Geirhos et al. (2018) on 224 px images; dv 0.98.""",
-        blur.gaussian_blur),
+        blur.gaussian_blur, spacing={"sigma": 0.01}),
     _entry(
         "defocus_blur", "imagenet-c", "blur", {"radius": (0.0, 30.0), "alias_blur": (0.1, 0.5)},
         [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)],
@@ -285,7 +293,7 @@ _ENTRIES = [
         under 1 the disk is one pixel) smoothed by a Gaussian of standard deviation alias_blur,
         reflected borders. alias_blur spans ImageNet-C's two values (at 0.1 the smoothing is
         the identity). ImageNet-C: radius 3 to 10, dv 0.45 to 0.84; at radius 30 dv is 0.97.""",
-        blur.defocus_blur),
+        blur.defocus_blur, spacing={"radius": 0.01}),
     _entry(
         "motion_blur", "imagenet-c", "blur", {"radius": (0.0, 100.0), "sigma": (0.0, 60.0)},
         [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)],
@@ -295,7 +303,7 @@ _ENTRIES = [
         degrees as in ImageNet-C. Either parameter at 0 is the clean image. ImageNet-C: (10, 3)
         to (20, 15), dv 0.75 to 0.93; at (100, 60) dv is 0.96 (structure across the streak
         survives longest).""",
-        blur.motion_blur),
+        blur.motion_blur, spacing={"radius": 0.006, "sigma": 0.006}),
     _entry(
         "brightness", "imagenet-c", "colour", {"shift": (0.0, 1.0)},
         [(0.1,), (0.2,), (0.3,), (0.4,), (0.5,)],
@@ -304,7 +312,7 @@ _ENTRIES = [
         every pixel has V = 1 and only hue and saturation are left (grey turns white): dv 0.88
         on average, up to 1 for dull images. ImageNet-C: dv 0.31 to 0.77. (ImageNet-C groups
         brightness under 'weather'; visually it is a colour change.)""",
-        colour.brightness),
+        colour.brightness, spacing={"shift": 0.01}),
     _entry(
         "frost", "imagenet-c", "weather",
         {"image_weight": (0.0, 1.0), "frost_weight": (0.0, 1.0)},
@@ -315,21 +323,21 @@ _ENTRIES = [
         sampled over [0, 1]: (1, 0) is the clean image, (0, 1) the photograph alone (dv 0.98).
         ImageNet-C's five pairs lie on image_weight + frost_weight = 1.35 to 1.4, dv 0.61 to
         0.76.""",
-        weather.frost),
+        weather.frost, spacing={"frost_weight": 0.003}),
     _entry(
         "blur", "albumentations", "blur", {"ksize": (1.0, 51.0)},
         None, False, (1.0,), (51.0,),
         """Albumentations Blur: a ksize x ksize box filter (cv2.blur, reflected borders), ksize
         rounded to the nearest odd integer; 1 is the clean image, Albumentations' default is 3
         to 7. At 51 dv is 0.98.""",
-        blur.box_blur),
+        blur.box_blur, spacing={"ksize": 0.01}),
     _entry(
         "median_blur", "albumentations", "blur", {"ksize": (1.0, 201.0)},
         None, False, (1.0,), (201.0,),
         """Albumentations MedianBlur: cv2.medianBlur on 8-bit pixels, borders replicated, ksize
         rounded to the nearest odd integer (1 is the clean image). The median keeps edges, so it
         needs a wider window than the box: dv 0.96 at 101, 0.98 at 201.""",
-        blur.median_blur),
+        blur.median_blur, spacing={"ksize": 0.003}),
     _entry(
         "hue_saturation_value", "albumentations", "colour",
         {"hue_shift": (-90.0, 90.0), "sat_shift": (-255.0, 255.0), "val_shift": (-255.0, 255.0)},
@@ -338,7 +346,8 @@ _ENTRIES = [
         (180 per turn, so +-90 covers every rotation), sat_shift and val_shift added to S and V
         on a 0-255 scale and clipped (grey pixels stay grey), each over its whole range. (0, 0,
         0) is the clean image; val_shift = -255 is black (dv 1), +255 sets V = 1 everywhere.""",
-        colour.hue_saturation_value),
+        colour.hue_saturation_value,
+        spacing={"hue_shift": 0.01, "sat_shift": 0.003, "val_shift": 0.01}),
     _entry(
         "color_jitter", "albumentations", "colour",
         {"brightness": (0.0, 2.0), "contrast": (0.0, 2.0), "saturation": (0.0, 2.0),
@@ -350,7 +359,7 @@ _ENTRIES = [
         factors 1 - 1 to 1 + 1), [-0.5, 0.5] its whole hue range. The order of the four steps is
         random per image, as in Albumentations, drawn from the seed. Brightness or contrast 0
         gives dv 1.""",
-        colour.color_jitter),
+        colour.color_jitter, spacing={"hue": 0.003}),
     _entry(
         "uniform_noise", "geirhos2018", "noise", {"width": (0.0, 2.6)},
         None, True, (0.0,), (2.6,),
@@ -358,7 +367,7 @@ _ENTRIES = [
         al. 2018 add it to greyscale images at 30 % contrast, widths 0 to 0.9; here colour
         images at full contrast, like the other noises.) The bound 2.6 = sqrt(3) * 1.5 has the
         standard deviation of the strongest Gaussian noise: pixel correlation 0.13, dv 0.94.""",
-        noise.uniform_noise),
+        noise.uniform_noise, spacing={"width": 0.001}),
 ]
 
 #: The 14 corruptions of the paper, in its order.
@@ -367,14 +376,16 @@ CORRUPTIONS: dict[str, Corruption] = {c.name: c for c in _ENTRIES}
 
 
 def _domain_table() -> str:
-    rows = ["| corruption | source | class | parameter | domain | clean at | ImageNet-C 1–5 |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| corruption | source | class | parameter | domain | clean at | visual spacing: log "
+            "floor | ImageNet-C 1–5 |",
+            "|---|---|---|---|---|---|---|---|"]
     for c in CORRUPTIONS.values():
         for param, (low, high) in c.parameters.items():
             levels = ("–" if c.imagenet_c_severities is None else ", ".join(
                 f"{level[param]:.3g}" for level in c.imagenet_c_severities))
+            floor = f"{c.spacing[param]:g}" if param in c.spacing else "linear"
             rows.append(f"| {c.name} | {c.source} | {c.visual_class} | {param} | "
-                        f"[{low:g}, {high:g}] | {c.identity[param]:g} | {levels} |")
+                        f"[{low:g}, {high:g}] | {c.identity[param]:g} | {floor} | {levels} |")
     return "\n".join(rows)
 
 
