@@ -15,7 +15,9 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/corrupt.smk"
 include: "rules/infer.smk"
+include: "rules/imagenet_c.smk"
 include: "rules/estimate.smk"
+include: "rules/human.smk"
 include: "rules/report.smk"
 
 

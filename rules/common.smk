@@ -10,6 +10,8 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from vcrbench.config import model_slug, shard_count, validate_config  # noqa: E402
+from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
+from vcrbench.human_sources import human_assignments, source_name  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402
 
 try:
@@ -24,6 +26,13 @@ CORRUPTIONS = config["corruptions"]
 MODELS = {model_slug(name): name for name in config["models"]}
 N_SHARDS = shard_count(config["sampling"]["n"], config["sampling"]["shard_size"])
 SHARDS = list(range(N_SHARDS))
+# The ImageNet-C severity sample (sampling.imagenet_c_n > 0), for the corruptions that have severities.
+IC_N = config["sampling"]["imagenet_c_n"]
+IC_CORRUPTIONS = [c for c in CORRUPTIONS if IC_N and REGISTRY[c].imagenet_c_severities is not None]
+IC_SHARDS = list(range(shard_count(IC_N, config["sampling"]["shard_size"]))) if IC_N else []
+# Human data: corruption -> its config entry; corruption -> (corruption of the curve it uses, source).
+HUMAN = {entry["corruption"]: entry for entry in config["human"]}
+HUMAN_FOR = human_assignments(config["human"], CORRUPTIONS)
 FORMATS = config["figures"]["formats"]
 GPU = 0 if config["device"] == "cpu" else 1
 
@@ -50,6 +59,50 @@ def prediction_shards(wildcards):
     )
 
 
+def imagenet_c_shards(kind):
+    """Input function: one kind of ImageNet-C shards ("samples", "scored") of a corruption."""
+
+    def shards(wildcards):
+        return expand(
+            f"{RESULTS}/imagenet-c/{kind}/{wildcards.corruption}/shard-{{shard}}.parquet",
+            shard=IC_SHARDS,
+        )
+
+    return shards
+
+
+def imagenet_c_prediction_shards(wildcards):
+    return expand(
+        f"{RESULTS}/imagenet-c/predictions/{wildcards.model}/{wildcards.corruption}/shard-{{shard}}.parquet",
+        shard=IC_SHARDS,
+    )
+
+
+def human_entry(wildcards):
+    return HUMAN[wildcards.corruption]
+
+
+def human_data_files(wildcards):
+    """The files of a human data set (so that editing them re-runs its curve)."""
+    path = Path(HUMAN[wildcards.corruption]["path"])
+    return [str(path)] if path.is_file() else sorted(str(p) for p in path.iterdir() if p.is_file())
+
+
+def human_stimuli_input(wildcards):
+    if HUMAN[wildcards.corruption]["format"] != "model-vs-human":
+        return []
+    return f"{RESULTS}/human/{wildcards.corruption}-stimuli.parquet"
+
+
+def human_curve_of(kind):
+    """Input function: the human table (kind "" or "-replicates") a corruption is compared with."""
+
+    def table(wildcards):
+        return f"{RESULTS}/human/{HUMAN_FOR[wildcards.corruption][0]}{kind}.parquet"
+
+    return table
+
+
 def model_curves(wildcards):
     return expand(f"{RESULTS}/curves/{{model}}/{wildcards.corruption}.parquet", model=MODELS)
 
@@ -74,5 +127,12 @@ def figure_outputs():
     )
 
 
+def similarity_outputs():
+    """The similarity report, when the run has human data or discrimination trials."""
+    if not HUMAN and not config["human_discrimination"]:
+        return []
+    return [f"{RESULTS}/human/similarity/curves.parquet"]
+
+
 def all_outputs():
-    return summary_tables() + figure_outputs()
+    return summary_tables() + similarity_outputs() + figure_outputs()

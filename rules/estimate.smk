@@ -50,6 +50,16 @@ rule curves:
 rule summary:
     input:
         metrics=expand(f"{RESULTS}/metrics/{{model}}/{{corruption}}.parquet", model=MODELS, corruption=CORRUPTIONS),
+        human=[
+            f"{RESULTS}/metrics/{model}/{corruption}-human.parquet"
+            for model in MODELS
+            for corruption in HUMAN_FOR
+        ],
+        imagenet_c=expand(
+            f"{RESULTS}/metrics/{{model}}/{{corruption}}-imagenet-c.parquet",
+            model=MODELS,
+            corruption=IC_CORRUPTIONS,
+        ),
     output:
         summary=f"{RESULTS}/metrics/summary.parquet",
         csv=f"{RESULTS}/metrics/summary.csv",

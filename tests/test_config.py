@@ -16,7 +16,9 @@ def load(name: str) -> dict:
 
 def test_defaults_are_filled_in():
     config = validate_config({})
-    assert config["sampling"] == {"mode": "uniform", "n": 2000, "shard_size": 500}
+    assert config["sampling"] == {
+        "mode": "uniform", "spacing": "visual", "n": 2000, "shard_size": 500, "imagenet_c_n": 0
+    }
     assert config["binning"] == {"bins": 40, "min_count": 20}
     assert config["models"] == ["efficientnet-lite0"]
     assert config["dataset"]["source"] == "builtin"
@@ -34,7 +36,8 @@ def test_shipped_configs_validate(name):
         ({"binning": {"bins": 1}}, "'binning.bins' must be at least 2"),
         (
             {"sampling": {"nn": 3}},
-            "unknown key 'nn' under 'sampling'; allowed keys: mode, n, shard_size",
+            "unknown key 'nn' under 'sampling'; allowed keys: imagenet_c_n, mode, n, shard_size, "
+            "spacing",
         ),
         ({"colour": 1}, "unknown key 'colour'"),
         ({"device": "tpu"}, "'device' is 'tpu'; allowed values: auto, cpu, cuda"),

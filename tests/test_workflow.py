@@ -24,12 +24,24 @@ def test_lint_has_no_findings():
     assert "Congratulations" in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("configfile", ["config.yaml", "config/test.yaml", "config/imagenet.yaml"])
+@pytest.mark.parametrize(
+    "configfile",
+    ["config.yaml", "config/test.yaml", "config/imagenet.yaml", "config/imagenet-sample.yaml"],
+)
 def test_dry_run_of_every_config(configfile, tmp_path):
     extra = []
+    workdir = tmp_path
     if configfile == "config/imagenet.yaml":
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
-    result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=tmp_path)
+    if configfile == "config/imagenet-sample.yaml":
+        # its paths are relative to a checkout with ../shared beside it
+        shared = REPO.parent / "shared"
+        if not shared.is_dir():
+            pytest.skip(f"{shared} is absent (reference data lives in ../shared/data)")
+        (tmp_path / "shared").symlink_to(shared)
+        workdir = tmp_path / "checkout"
+        workdir.mkdir()
+    result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
     job_stats = [line.split() for line in result.stdout.splitlines()]
     planned = {row[0] for row in job_stats if len(row) == 2 and row[1].isdigit()}
@@ -149,3 +161,62 @@ def test_clean_prediction_stage_on_imagenet_sample(imagenet_sample, tmp_path):
     in16 = category >= 0
     accuracy16 = float((clean.column("top1_16").to_numpy()[in16] == category[in16]).mean())
     assert in16.sum() == 207 and accuracy16 >= 0.85, accuracy16
+
+
+@pytest.mark.shared
+def test_human_comparison_and_imagenet_c_sample_on_imagenet_sample(imagenet_sample, tmp_path):
+    """Real human trials (uniform noise, low-pass) give HMRI / MRSI for their corruptions and
+    the ones they transfer to; the ImageNet-C sample gives per-severity accuracy and coverage."""
+    human = imagenet_sample.parent / "human" / "model-vs-human"
+    config = tmp_path / "human.yaml"
+    config.write_text(
+        f"""
+run: human
+dataset: {{source: imagefolder, path: {imagenet_sample}, limit: 80}}
+corruptions: [uniform_noise, gaussian_noise, gaussian_blur]
+sampling: {{n: 60, shard_size: 60, imagenet_c_n: 30}}
+binning: {{bins: 8, min_count: 3}}
+bootstrap: {{replicates: 20}}
+human:
+  - {{format: model-vs-human, path: {human / 'uniform-noise'}, corruption: uniform_noise,
+     stimulus_images: 4}}
+  - {{format: model-vs-human, path: {human / 'low-pass'}, corruption: gaussian_blur,
+     stimulus_images: 4}}
+figures: {{formats: [png]}}
+""",
+        encoding="utf-8",
+    )
+    result = snakemake(
+        "--cores", "2", "--configfile", TEST_CONFIG, str(config), workdir=tmp_path, timeout=1800
+    )
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    results = tmp_path / "results" / "human"
+    rows = pq.read_table(results / "metrics" / "summary.parquet").to_pylist()
+    by_key = {(r["corruption"], r["metric"], r["classes"]): r for r in rows}
+    sources = {
+        "uniform_noise": "model-vs-human/uniform-noise",
+        "gaussian_noise": "model-vs-human/uniform-noise via uniform_noise",
+        "gaussian_blur": "model-vs-human/low-pass",
+    }
+    for corruption, source in sources.items():
+        row = by_key[(corruption, "accuracy", 16)]
+        assert row["human_source"] == source
+        assert 0.0 <= row["HMRI_lo"] <= row["HMRI"] <= row["HMRI_hi"] <= 1.0, row
+        assert 0.0 <= row["MRSI_lo"] <= row["MRSI"] <= row["MRSI_hi"] <= 1.0, row
+        assert by_key[(corruption, "accuracy", 1000)]["HMRI"] is None
+    # ImageNet-C columns: Gaussian noise and blur have severities, uniform noise has none.
+    assert by_key[("uniform_noise", "accuracy", 1000)]["imagenet_c_mean"] is None
+    for corruption in ("gaussian_noise", "gaussian_blur"):
+        row = by_key[(corruption, "accuracy", 1000)]
+        assert 0.0 <= row["imagenet_c_mean"] <= 1.0 and 0 < row["imagenet_c_coverage"] <= 1
+        severity = pq.read_table(
+            results / "metrics" / "efficientnet-lite0" / f"{corruption}-imagenet-c.parquet"
+        ).to_pylist()[0]
+        assert severity["imagenet_c_n"] == 30
+    conditions = pq.read_table(results / "human" / "gaussian_blur-conditions.parquet")
+    assert conditions.column("n_trials").to_pylist() == [640] * 8
+    assert conditions.column("dv_median").to_pylist()[0] == 0.0  # σ = 0 is the clean image
+    similarity = pq.read_table(results / "human" / "similarity" / "curves.parquet").to_pylist()
+    assert [(r["corruption_a"], r["corruption_b"]) for r in similarity] == [
+        ("uniform_noise", "gaussian_blur")
+    ]

@@ -20,6 +20,7 @@ with job(snakemake.log[0], snakemake.threads, "samples") as log:
             n=sampling["n"],
             shard_size=sampling["shard_size"],
             shard=shard,
+            spacing=sampling["spacing"],
         )
         write_table(table, path)
         log.info("shard %d: %d samples", shard, table.num_rows)

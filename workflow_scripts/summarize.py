@@ -9,7 +9,12 @@ from vcrbench.summary import build_summary, summary_csv, summary_markdown  # noq
 from vcrbench.tables import read_tables, write_table, write_text  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "summary") as log:
-    summary = build_summary(read_tables(snakemake.input.metrics))
+    imagenet_c, human = snakemake.input.imagenet_c, snakemake.input.human
+    summary = build_summary(
+        read_tables(snakemake.input.metrics),
+        human=read_tables(human) if human else None,
+        imagenet_c=read_tables(imagenet_c) if imagenet_c else None,
+    )
     log.info("%d summary rows", summary.num_rows)
     write_table(summary, snakemake.output.summary)
     write_text(summary_csv(summary), snakemake.output.csv)

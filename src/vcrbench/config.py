@@ -141,6 +141,12 @@ def check_semantics(config: Mapping[str, Any]) -> None:
                     f"ImageNet-C severities; use sampling.mode: uniform or only: "
                     f"{', '.join(with_c)}"
                 )
+    if config["sampling"]["imagenet_c_n"] and config["sampling"]["mode"] != "uniform":
+        raise VcrbenchError(
+            "config: sampling.imagenet_c_n adds an ImageNet-C severity sample next to the uniform "
+            "one; with sampling.mode: imagenet-c the main sample already is that, so set "
+            "imagenet_c_n: 0 (or mode: uniform)"
+        )
     for i, name in enumerate(config["models"]):
         try:
             parse_model_name(name)
@@ -158,11 +164,42 @@ def check_semantics(config: Mapping[str, Any]) -> None:
             )
         if not Path(dataset["path"]).is_dir():
             raise VcrbenchError(f"config: dataset.path {dataset['path']!r} is not a folder")
-    if config["human"]:
-        raise VcrbenchError(
-            "config: 'human' data sets are not supported yet (human curves, HMRI and MRSI are "
-            "still being built); set human: [] for now"
-        )
+    check_human(config)
+
+
+def check_human(config: Mapping[str, Any]) -> None:
+    """Human data sets: known format and corruptions, an existing path, one data set each."""
+    from vcrbench.human_sources import human_assignments
+
+    seen = {}
+    for i, entry in enumerate(config["human"]):
+        where = f"config: human[{i}]"
+        if entry["corruption"] not in config["corruptions"]:
+            raise VcrbenchError(
+                f"{where}.corruption {entry['corruption']!r} is not one of the run's corruptions "
+                f"({', '.join(config['corruptions'])}); add it to corruptions"
+            )
+        if entry["corruption"] in seen:
+            raise VcrbenchError(
+                f"{where}: corruption {entry['corruption']!r} already has human data "
+                f"(human[{seen[entry['corruption']]}]); merge the two data sets"
+            )
+        seen[entry["corruption"]] = i
+        for name in entry["transfer_to"] or []:
+            if name not in config["corruptions"]:
+                raise VcrbenchError(
+                    f"{where}.transfer_to: {name!r} is not one of the run's corruptions "
+                    f"({', '.join(config['corruptions'])})"
+                )
+        if not Path(entry["path"]).exists():
+            raise VcrbenchError(
+                f"{where}.path {entry['path']!r} does not exist (relative paths are relative to "
+                "the folder snakemake runs in)"
+            )
+    human_assignments(config["human"], config["corruptions"])
+    discrimination = config.get("human_discrimination")
+    if discrimination and not Path(discrimination).is_file():
+        raise VcrbenchError(f"config: human_discrimination {discrimination!r} is not a file")
 
 
 def model_slug(name: str) -> str:

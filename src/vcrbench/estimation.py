@@ -70,6 +70,66 @@ REPLICATES_SCHEMA = pa.schema(
 )
 
 
+RATES_SCHEMA = pa.schema(
+    [
+        ("metric", pa.string()),
+        ("classes", pa.int16()),
+        ("bin", pa.int32()),
+        ("lo", pa.float64()),
+        ("hi", pa.float64()),
+        ("center", pa.float64()),
+        ("count", pa.int64()),
+        ("successes", pa.int64()),
+        ("rate", pa.float64()),
+        ("present", pa.bool_()),
+    ]
+)
+
+
+def rate_rows(metric: str, classes: int, binned) -> list[dict]:
+    """Rows of the rates table for one property's :class:`~vcrbench.binning.BinnedRates`."""
+    rows = []
+    for b in range(binned.counts.size):
+        rate = float(binned.rates[b])
+        rows.append(
+            {
+                "metric": metric,
+                "classes": classes,
+                "bin": b,
+                "lo": float(binned.edges[b]),
+                "hi": float(binned.edges[b + 1]),
+                "center": float(binned.centers[b]),
+                "count": int(binned.counts[b]),
+                "successes": int(binned.successes[b]),
+                "rate": None if np.isnan(rate) else rate,
+                "present": bool(binned.present[b]),
+            }
+        )
+    return rows
+
+
+def curve_rows(metric: str, classes: int, estimate) -> tuple[list[dict], list[dict]]:
+    """Rows of the curves and replicates tables for one property's CurveEstimate."""
+    curves = [
+        {
+            "metric": metric,
+            "classes": classes,
+            "v": float(v),
+            "s": float(estimate.curve[i]),
+            "lo83": float(estimate.band83[0][i]),
+            "hi83": float(estimate.band83[1][i]),
+            "lo95": float(estimate.band95[0][i]),
+            "hi95": float(estimate.band95[1][i]),
+        }
+        for i, v in enumerate(estimate.grid)
+    ]
+    replicates = [
+        {"metric": metric, "classes": classes, "replicate": b, "values": [float(x) for x in row]}
+        for b, row in enumerate(estimate.replicates)
+    ]
+    return curves, replicates
+
+
 def property_seed(seed: int, *names: str) -> int:
     """A bootstrap seed keyed by the run seed and names (model, corruption, property)."""
     words = [int(seed) & 0xFFFFFFFF]
@@ -85,38 +145,8 @@ def rates_table(outcomes: pa.Table, *, bins: int, min_count: int) -> pa.Table:
         dv, ok, _ = property_samples(outcomes, metric, classes)
         if dv.size == 0:
             continue
-        binned = bin_rates(dv, ok, bins=bins, min_count=min_count)
-        for b in range(bins):
-            rate = float(binned.rates[b])
-            rows.append(
-                {
-                    "metric": metric,
-                    "classes": classes,
-                    "bin": b,
-                    "lo": float(binned.edges[b]),
-                    "hi": float(binned.edges[b + 1]),
-                    "center": float(binned.centers[b]),
-                    "count": int(binned.counts[b]),
-                    "successes": int(binned.successes[b]),
-                    "rate": None if np.isnan(rate) else rate,
-                    "present": bool(binned.present[b]),
-                }
-            )
-    schema = pa.schema(
-        [
-            ("metric", pa.string()),
-            ("classes", pa.int16()),
-            ("bin", pa.int32()),
-            ("lo", pa.float64()),
-            ("hi", pa.float64()),
-            ("center", pa.float64()),
-            ("count", pa.int64()),
-            ("successes", pa.int64()),
-            ("rate", pa.float64()),
-            ("present", pa.bool_()),
-        ]
-    )
-    return pa.Table.from_pylist(rows, schema=schema)
+        rows.extend(rate_rows(metric, classes, bin_rates(dv, ok, bins=bins, min_count=min_count)))
+    return pa.Table.from_pylist(rows, schema=RATES_SCHEMA)
 
 
 def fit_curves(
@@ -132,7 +162,7 @@ def fit_curves(
     """Fit every property's curve: (curves, replicates, metrics) tables (module docstring)."""
     all_dv = outcomes.column("dv").to_numpy()
     cover = float(coverage(all_dv, bins=bins, min_count=min_count)) if all_dv.size else 0.0
-    curve_rows, replicate_rows, metric_rows = [], [], []
+    all_curves, all_replicates, metric_rows = [], [], []
     for metric, classes in PROPERTIES:
         dv, ok, clean_ok = property_samples(outcomes, metric, classes)
         if dv.size == 0:
@@ -174,30 +204,11 @@ def fit_curves(
             lam=float(estimate.spline.lam),
         )
         metric_rows.append(row)
-        for i, v in enumerate(estimate.grid):
-            curve_rows.append(
-                {
-                    "metric": metric,
-                    "classes": classes,
-                    "v": float(v),
-                    "s": float(estimate.curve[i]),
-                    "lo83": float(estimate.band83[0][i]),
-                    "hi83": float(estimate.band83[1][i]),
-                    "lo95": float(estimate.band95[0][i]),
-                    "hi95": float(estimate.band95[1][i]),
-                }
-            )
-        for b, values in enumerate(estimate.replicates):
-            replicate_rows.append(
-                {
-                    "metric": metric,
-                    "classes": classes,
-                    "replicate": b,
-                    "values": [float(x) for x in values],
-                }
-            )
+        curves, replicates = curve_rows(metric, classes, estimate)
+        all_curves.extend(curves)
+        all_replicates.extend(replicates)
     return (
-        pa.Table.from_pylist(curve_rows, schema=CURVES_SCHEMA),
-        pa.Table.from_pylist(replicate_rows, schema=REPLICATES_SCHEMA),
+        pa.Table.from_pylist(all_curves, schema=CURVES_SCHEMA),
+        pa.Table.from_pylist(all_replicates, schema=REPLICATES_SCHEMA),
         pa.Table.from_pylist(metric_rows, schema=METRICS_SCHEMA),
     )

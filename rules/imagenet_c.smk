@@ -1,0 +1,59 @@
+# The ImageNet-C severity sample (sampling.imagenet_c_n > 0): the same sampling, scoring and
+# inference rules on other paths, reduced to per-severity rates, their mean and the Δv coverage.
+
+
+use rule samples as imagenet_c_samples with:
+    output:
+        shards=expand(f"{RESULTS}/imagenet-c/samples/{{{{corruption}}}}/shard-{{shard}}.parquet", shard=IC_SHARDS),
+    params:
+        seed=config["seed"],
+        sampling={**config["sampling"], "mode": "imagenet-c", "n": IC_N},
+    log:
+        f"{RESULTS}/logs/imagenet-c/samples/{{corruption}}.log",
+
+
+use rule score as imagenet_c_score with:
+    input:
+        samples=f"{RESULTS}/imagenet-c/samples/{{corruption}}/shard-{{shard}}.parquet",
+        index=rules.index.output.index,
+    output:
+        scored=f"{RESULTS}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
+    log:
+        f"{RESULTS}/logs/imagenet-c/score/{{corruption}}/shard-{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/imagenet-c/score/{{corruption}}/shard-{{shard}}.tsv"
+
+
+use rule predict_shard as imagenet_c_predict_shard with:
+    input:
+        scored=rules.imagenet_c_score.output.scored,
+    output:
+        predictions=f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
+    log:
+        f"{RESULTS}/logs/imagenet-c/predict/{{model}}/{{corruption}}/shard-{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/imagenet-c/predict/{{model}}/{{corruption}}/shard-{{shard}}.tsv"
+
+
+rule imagenet_c_metrics:
+    input:
+        index=rules.index.output.index,
+        samples=imagenet_c_shards("samples"),
+        scored=imagenet_c_shards("scored"),
+        predictions=imagenet_c_prediction_shards,
+        clean=rules.predict_clean.output.predictions,
+    output:
+        metrics=f"{RESULTS}/metrics/{{model}}/{{corruption}}-imagenet-c.parquet",
+    params:
+        binning=config["binning"],
+        model=model_name,
+    log:
+        f"{RESULTS}/logs/imagenet-c/metrics/{{model}}/{{corruption}}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../envs/stats.yaml"
+    script:
+        "../workflow_scripts/imagenet_c_metrics.py"

@@ -1,0 +1,27 @@
+"""Rule human_curves: human rates, curves with bootstrap bands, and R of one human data set."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.human_curves import human_tables  # noqa: E402
+from vcrbench.jobs import job  # noqa: E402
+from vcrbench.tables import read_table, write_table  # noqa: E402
+
+with job(snakemake.log[0], snakemake.threads, "human_curves") as log:
+    entry = snakemake.params.entry
+    tables = human_tables(
+        entry["format"],
+        entry["path"],
+        read_table(snakemake.input.stimuli) if snakemake.input.stimuli else None,
+        corruption=snakemake.wildcards.corruption,
+        source=snakemake.params.source,
+        bins=snakemake.params.binning["bins"],
+        min_count=snakemake.params.binning["min_count"],
+        n_boot=snakemake.params.bootstrap["replicates"],
+        seed=snakemake.params.seed,
+    )
+    for row in tables["metrics"].to_pylist():
+        log.info("human %s: R=%.4f [%.4f, %.4f]", row["metric"], row["R"], row["R_lo"], row["R_hi"])
+    for name, table in tables.items():
+        write_table(table, snakemake.output[name])

@@ -1,0 +1,28 @@
+"""Rule imagenet_c_metrics: per-severity rates and their mean, one model on one corruption."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.imagenet_c import severity_metrics  # noqa: E402
+from vcrbench.jobs import job  # noqa: E402
+from vcrbench.outcomes import sample_outcomes  # noqa: E402
+from vcrbench.tables import read_table, read_tables, write_table  # noqa: E402
+
+with job(snakemake.log[0], snakemake.threads, "imagenet_c_metrics") as log:
+    outcomes = sample_outcomes(
+        read_table(snakemake.input.index),
+        read_tables(snakemake.input.scored, ["sample_id", "image_id", "dv"]),
+        read_tables(snakemake.input.predictions),
+        read_table(snakemake.input.clean),
+    )
+    metrics = severity_metrics(
+        outcomes,
+        read_tables(snakemake.input.samples, ["sample_id", "severity"]),
+        model=snakemake.params.model,
+        corruption=snakemake.wildcards.corruption,
+        bins=snakemake.params.binning["bins"],
+        min_count=snakemake.params.binning["min_count"],
+    )
+    log.info("%d ImageNet-C samples, %d property rows", outcomes.num_rows, metrics.num_rows)
+    write_table(metrics, snakemake.output.metrics)
