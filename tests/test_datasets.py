@@ -64,8 +64,17 @@ def test_small_image_is_rejected(tmp_path):
 def test_decompression_bomb_header_is_rejected(tmp_path):
     path = tmp_path / "bomb.png"
     Image.new("1", (20000, 20000)).save(path)
-    with pytest.raises(VcrbenchError, match="decompression bomb"):
+    limit = Image.MAX_IMAGE_PIXELS
+    with pytest.raises(VcrbenchError, match="header says 20000x20000 px.*decompression bomb"):
         prepare_image(path)
+    assert Image.MAX_IMAGE_PIXELS == limit  # PIL's own limit is restored
+
+
+def test_large_image_under_our_limit_is_read(tmp_path):
+    """PIL alone would refuse 10000 x 10000 (above its 89-megapixel default); ours allows it."""
+    path = tmp_path / "large.png"
+    Image.new("L", (10000, 10000), 128).save(path)
+    assert prepare_image(path).shape == (224, 224, 3)
 
 
 def test_imagefolder_labels_and_skip_unreadable(tmp_path):

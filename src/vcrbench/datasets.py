@@ -19,7 +19,6 @@ from __future__ import annotations
 import csv
 import logging
 import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,7 +113,10 @@ def prepare_pil(image: Image.Image) -> np.ndarray:
     image = to_rgb(image)
     width, height = image.size
     if min(width, height) < 32:
-        raise VcrbenchError(f"image is {width}x{height} px; at least 32 px per side is needed")
+        raise VcrbenchError(
+            f"image is {width}x{height} px; at least 32 px per side is needed (remove it, or set "
+            "dataset.skip_unreadable: true to skip such files)"
+        )
     scale = RESIZE_SHORT_SIDE / min(width, height)
     size = (
         (RESIZE_SHORT_SIDE, int(height * scale))
@@ -138,18 +140,21 @@ def prepare_image(path: str | Path) -> np.ndarray:
     if path.startswith("builtin:"):
         return prepare_pil(_open_builtin(path.removeprefix("builtin:")))
     ImageFile.LOAD_TRUNCATED_IMAGES = False
+    # Our own limit (MAX_PIXELS, checked from the header before decoding) replaces PIL's, which
+    # would otherwise reject anything above 89 megapixels with a less helpful message.
+    pil_limit = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as image:
-                width, height = image.size
-                if width * height > MAX_PIXELS:
-                    raise VcrbenchError(
-                        f"{path}: image header says {width}x{height} px, above the limit of "
-                        f"{MAX_PIXELS} px (decompression bomb?); resize it or remove it"
-                    )
-                image.load()
-                return prepare_pil(image)
+        with Image.open(path) as image:
+            width, height = image.size
+            if width * height > MAX_PIXELS:
+                raise VcrbenchError(
+                    f"{path}: image header says {width}x{height} px, above the limit of "
+                    f"{MAX_PIXELS} px (decompression bomb?); resize it or remove it, or set "
+                    "dataset.skip_unreadable: true to skip such files"
+                )
+            image.load()
+            return prepare_pil(image)
     except VcrbenchError as error:
         if str(error).startswith(path):
             raise
@@ -166,6 +171,8 @@ def prepare_image(path: str | Path) -> np.ndarray:
             f"{path}: cannot read this image ({type(error).__name__}: {error}); fix or remove the "
             "file, or set dataset.skip_unreadable: true to skip such files"
         ) from None
+    finally:
+        Image.MAX_IMAGE_PIXELS = pil_limit
 
 
 def _label_of_wnid(wnid: str | None) -> tuple[int, str | None, int]:
