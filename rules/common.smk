@@ -120,10 +120,17 @@ def summary_tables():
 
 
 def figure_outputs():
+    """Every figure (each format) and the coverage table; the human figures only with human
+    data, R against ImageNet-C only with an ImageNet-C sample. All are built from tables."""
+    figures = ["dv-histograms", "robustness"]
+    if HUMAN_FOR:
+        figures += ["human-indices", "human-similarity"]
+    if IC_CORRUPTIONS:
+        figures += ["r-vs-imagenet-c"]
     return (
         expand(f"{RESULTS}/figures/curves/{{corruption}}.{{fmt}}", corruption=CORRUPTIONS, fmt=FORMATS)
-        + expand(f"{RESULTS}/figures/dv-histograms.{{fmt}}", fmt=FORMATS)
-        + expand(f"{RESULTS}/figures/robustness.{{fmt}}", fmt=FORMATS)
+        + expand(f"{RESULTS}/figures/{{figure}}.{{fmt}}", figure=figures, fmt=FORMATS)
+        + [f"{RESULTS}/metrics/coverage.md", f"{RESULTS}/metrics/coverage.csv"]
     )
 
 

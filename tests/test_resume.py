@@ -46,7 +46,9 @@ DOWNSTREAM = [
     "curves/*/gaussian_noise*.parquet",
     "metrics/*/gaussian_noise*.parquet",
     "metrics/summary.*",
+    "metrics/coverage.*",
     "figures/curves/gaussian_noise.*",
+    "figures/r-vs-imagenet-c.*",
     "figures/dv-histograms.*",
     "figures/robustness.*",
 ]

@@ -220,3 +220,10 @@ figures: {{formats: [png]}}
     assert [(r["corruption_a"], r["corruption_b"]) for r in similarity] == [
         ("uniform_noise", "gaussian_blur")
     ]
+    figures = results / "figures"
+    for name in ["human-indices", "human-similarity", "r-vs-imagenet-c", "dv-histograms",
+                 "robustness", *(f"curves/{c}" for c in sources)]:
+        assert (figures / f"{name}.png").stat().st_size > 0, name
+    coverage = (results / "metrics" / "coverage.csv").read_text(encoding="utf-8").splitlines()
+    assert coverage[0] == "corruption,n_samples,coverage,imagenet_c_coverage"
+    assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",")

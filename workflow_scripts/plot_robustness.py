@@ -9,4 +9,8 @@ from vcrbench.jobs import job  # noqa: E402
 from vcrbench.tables import read_table  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "figure_robustness"):
-    plot_robustness(read_table(snakemake.input.summary), paths=snakemake.output.figures)
+    plot_robustness(
+        read_table(snakemake.input.summary),
+        paths=snakemake.output.figures,
+        models=snakemake.params.models,
+    )
