@@ -8,6 +8,7 @@ from PIL import Image
 
 from vcrbench.datasets import build_index, prepare_image, prepare_pil
 from vcrbench.errors import VcrbenchError
+from vcrbench.imagenet16 import CATEGORIES16
 
 
 def test_builtin_index_is_sorted_and_labelled():
@@ -94,3 +95,17 @@ def test_imagefolder_labels_and_skip_unreadable(tmp_path):
     assert rows["unlabelled"]["label"] == -1 and rows["unlabelled"]["wnid"] is None
     limited, skipped = build_index("imagefolder", str(folder), limit=2, skip_unreadable=True)
     assert limited.num_rows == 1 and skipped == 1  # the limit applies before skipping
+
+
+def test_categories16_only_keeps_the_images_of_the_human_categories(tmp_path):
+    """n02123045 (tabby cat) is in category "cat"; n01440764 (tench) is in none."""
+    folder = tmp_path / "images"
+    folder.mkdir()
+    Image.new("RGB", (64, 64), (10, 20, 30)).save(folder / "n01440764_tench.JPEG")
+    Image.new("RGB", (64, 64), (30, 20, 10)).save(folder / "n02123045_tabby.JPEG")
+    table, _ = build_index("imagefolder", str(folder), categories16_only=True)
+    assert table.column("image_id").to_pylist() == ["n02123045_tabby"]
+    assert table.column("category16").to_pylist() == [CATEGORIES16.index("cat")]
+    (folder / "n02123045_tabby.JPEG").unlink()
+    with pytest.raises(VcrbenchError, match="no image belongs to the 16 categories"):
+        build_index("imagefolder", str(folder), categories16_only=True)

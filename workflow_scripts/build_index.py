@@ -16,6 +16,7 @@ with job(snakemake.log[0], snakemake.threads, "index") as log:
         labels=dataset["labels"],
         limit=dataset["limit"],
         skip_unreadable=dataset["skip_unreadable"],
+        categories16_only=dataset["categories16_only"],
     )
     log.info("%d images indexed, %d unreadable skipped", table.num_rows, skipped)
     write_table(table, snakemake.output.index)

@@ -272,11 +272,13 @@ def build_index(
     labels: str | None = None,
     limit: int | None = None,
     skip_unreadable: bool = False,
+    categories16_only: bool = False,
 ) -> tuple[pa.Table, int]:
     """The dataset index as a table (:data:`INDEX_SCHEMA`) and the number of skipped images.
 
     Every image is decoded once here, so a corrupt file stops the run at its first stage
-    (or is skipped and logged with ``skip_unreadable``).
+    (or is skipped and logged with ``skip_unreadable``). ``categories16_only`` keeps the images
+    of the 16 human-experiment categories (before ``limit``).
     """
     if source == "builtin":
         entries = _builtin_index()
@@ -289,6 +291,13 @@ def build_index(
             f"dataset.source {source!r} unknown; use builtin, imagefolder or imagenet-val"
         )
     entries.sort(key=lambda e: e.image_id)
+    if categories16_only:
+        entries = [e for e in entries if e.category16 >= 0]
+        if not entries:
+            raise VcrbenchError(
+                f"dataset {source} {path or ''}: no image belongs to the 16 categories of the "
+                "human experiments (dataset.categories16_only: true); check the labels"
+            )
     if limit is not None:
         entries = entries[:limit]
     kept, skipped = [], 0
