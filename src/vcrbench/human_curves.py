@@ -134,8 +134,7 @@ def human_tables(
         trials = assign_dv(trials, stimuli, seed=seed, experiment=experiment_name(path))
         conditions = condition_summary(stimuli, condition_accuracy(trials))
     else:
-        conditions = condition_summary(stimuli or _NO_STIMULI, condition_accuracy(
-            trials.slice(0, 0)))
+        conditions = condition_summary(_NO_STIMULI, condition_accuracy(trials.slice(0, 0)))
     rates, curves, replicates, metrics = human_curves(
         trials, corruption=corruption, source=source, bins=bins, min_count=min_count,
         n_boot=n_boot, seed=seed,
