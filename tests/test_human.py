@@ -509,3 +509,23 @@ def test_good_human_config_fills_defaults(tmp_path):
     assert entry["transfer_to"] is None and entry["source"] is None
     assert entry["stimulus_images"] == 50
     assert validate_config({})["human"] == []
+
+
+def test_trials_table_with_a_corruption_column_gives_each_data_set_its_rows(tmp_path):
+    from vcrbench.human import read_trials
+
+    path = tmp_path / "all.csv"
+    path.write_text(
+        "subject,image_id,corruption,dv,response,label\n"
+        "s1,a,gaussian_noise,0.1,cat,cat\n"
+        "s1,b,gaussian_blur,0.2,dog,cat\n"
+        "s2,c,gaussian_noise,0.3,,dog\n",
+        encoding="utf-8",
+    )
+    noise = read_trials(path, "gaussian_noise")
+    assert noise.column("image_id").to_pylist() == ["a", "c"]
+    assert noise.column("order").to_pylist() == [0, 1]
+    assert read_trials(path, "gaussian_blur").column("dv").to_pylist() == [0.2]
+    assert read_trials(path).num_rows == 3  # no corruption given: every row
+    with pytest.raises(VcrbenchError, match="no trials of corruption 'frost'.*gaussian_blur"):
+        read_trials(path, "frost")

@@ -14,7 +14,8 @@ Formats (``human[].format`` in the config):
   the columns ``subject`` (string), ``image_id`` (string), ``dv`` (Δv of the stimulus, in
   [0, 1]), ``response`` and ``label`` (category names of the 16 categories; an empty response
   is no answer), and optionally ``clean_response`` (the same subject's answer on the clean
-  image, for prediction consistency).
+  image, for prediction consistency) and ``corruption`` (then only the rows of the data set's
+  configured corruption are used, so one table can hold every corruption of an experiment).
 
 Both are read into :data:`TRIALS_SCHEMA`: ``subject, image_id, condition`` (float64, null for
 ``trials``), ``dv`` (float64, null until assigned for ``model-vs-human``), ``response``
@@ -147,9 +148,14 @@ def read_model_vs_human(path: str | Path) -> pa.Table:
     return pa.Table.from_pylist(records, schema=TRIALS_SCHEMA)
 
 
-def read_trials(path: str | Path) -> pa.Table:
-    """Trials of the generic ``trials`` format (CSV or Parquet file, or a folder of them)."""
+def read_trials(path: str | Path, corruption: str | None = None) -> pa.Table:
+    """Trials of the generic ``trials`` format (CSV or Parquet file, or a folder of them).
+
+    With ``corruption``, files that have a ``corruption`` column contribute only that
+    corruption's rows (one table may hold an experiment's every corruption).
+    """
     records: list[dict] = []
+    seen: set[str] = set()
     for file in _files(path, (".csv", ".parquet")):
         if file.suffix.lower() == ".parquet":
             table = pq.read_table(file)
@@ -165,6 +171,10 @@ def read_trials(path: str | Path) -> pa.Table:
         else:
             rows = _rows(file, TRIALS_COLUMNS)
         for line, row in rows:
+            if corruption is not None and row.get("corruption") is not None:
+                seen.add(row["corruption"].strip())
+                if row["corruption"].strip() != corruption:
+                    continue
             dv = _number(row["dv"], file, line, "dv")
             if not 0.0 <= dv <= 1.0:
                 raise VcrbenchError(f"human data: {file}: line {line}: dv {dv} is outside [0, 1]")
@@ -182,15 +192,21 @@ def read_trials(path: str | Path) -> pa.Table:
                     "order": len(records),
                 }
             )
+    if not records:
+        raise VcrbenchError(
+            f"human data: {path}: no trials of corruption {corruption!r} (the corruption column "
+            f"has: {', '.join(sorted(seen))})"
+        )
     return pa.Table.from_pylist(records, schema=TRIALS_SCHEMA)
 
 
-def read_human(fmt: str, path: str | Path) -> pa.Table:
-    """Read a human data set of the given format (module docstring)."""
+def read_human(fmt: str, path: str | Path, corruption: str | None = None) -> pa.Table:
+    """Read a human data set of the given format (module docstring); ``corruption`` selects
+    that corruption's rows of a ``trials`` table with a ``corruption`` column."""
     if fmt == "model-vs-human":
         return read_model_vs_human(path)
     if fmt == "trials":
-        return read_trials(path)
+        return read_trials(path, corruption)
     raise VcrbenchError(f"human data: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 

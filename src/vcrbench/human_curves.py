@@ -127,7 +127,7 @@ def human_tables(
     from vcrbench.human import condition_accuracy, experiment_name, read_human
     from vcrbench.human_stimuli import assign_dv, condition_summary
 
-    trials = read_human(fmt, path)
+    trials = read_human(fmt, path, corruption)
     if fmt == "model-vs-human":
         if stimuli is None:
             raise VcrbenchError("model-vs-human data need the stimuli table of their conditions")
