@@ -6,16 +6,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.imagenet_c import severity_metrics  # noqa: E402
 from vcrbench.jobs import job  # noqa: E402
-from vcrbench.outcomes import sample_outcomes  # noqa: E402
-from vcrbench.tables import read_table, read_tables, write_table  # noqa: E402
+from vcrbench.outcomes import read_outcomes  # noqa: E402
+from vcrbench.tables import read_tables, write_table  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "imagenet_c_metrics") as log:
-    outcomes = sample_outcomes(
-        read_table(snakemake.input.index),
-        read_tables(snakemake.input.scored, ["sample_id", "image_id", "dv"]),
-        read_tables(snakemake.input.predictions),
-        read_table(snakemake.input.clean),
-    )
+    inputs = snakemake.input
+    outcomes = read_outcomes(inputs.index, inputs.scored, inputs.predictions, inputs.clean)
     metrics = severity_metrics(
         outcomes,
         read_tables(snakemake.input.samples, ["sample_id", "severity"]),

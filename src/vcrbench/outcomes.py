@@ -69,6 +69,19 @@ def sample_outcomes(
     )
 
 
+def read_outcomes(index: str, scored: list[str], predictions: list[str], clean: str) -> pa.Table:
+    """:func:`sample_outcomes` of the cached tables: index, scored and prediction shards (the
+    same samples, in order) and the clean predictions."""
+    from vcrbench.tables import read_table, read_tables
+
+    return sample_outcomes(
+        read_table(index),
+        read_tables(scored, ["sample_id", "image_id", "dv"]),
+        read_tables(predictions),
+        read_table(clean),
+    )
+
+
 def property_samples(
     outcomes: pa.Table, metric: str, classes: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
