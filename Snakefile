@@ -1,5 +1,5 @@
 # vcrbench: visually-continuous corruption robustness of image classifiers, compared with humans.
-# Targets: all (default), figures. See README.md.
+# Targets: all (default), figures, retraining. See README.md.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -14,6 +14,7 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/corrupt.smk"
+include: "rules/finetune.smk"
 include: "rules/infer.smk"
 include: "rules/imagenet_c.smk"
 include: "rules/estimate.smk"
@@ -30,3 +31,8 @@ rule all:
 rule figures:
     input:
         figure_outputs(),
+
+
+rule retraining:
+    input:
+        retraining_outputs(),

@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 # Jobs share cores; spinning OpenMP threads slow each other down badly (see benchmarks/bench_vif.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from vcrbench.config import model_slug, shard_count, validate_config  # noqa: E402
+from vcrbench.config import evaluated_models, model_slug, shard_count, validate_config  # noqa: E402
 from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
 from vcrbench.human_sources import human_assignments, source_name  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402
@@ -23,7 +23,11 @@ config.update(_validated)
 
 RESULTS = f"results/{config['run']}"
 CORRUPTIONS = config["corruptions"]
-MODELS = {model_slug(name): name for name in config["models"]}
+# Evaluated models: folder name -> model string (config models, then fine-tuned ones and bases).
+MODELS = {model_slug(name): name for name in evaluated_models(config)}
+# Fine-tuning entries by name; (fine-tuned model folder, base model folder) pairs to compare.
+FINETUNE = {entry["name"]: entry for entry in config["finetune"]}
+RETRAINED = [(model_slug(f"finetuned:{n}"), model_slug(e["base"])) for n, e in FINETUNE.items()]
 N_SHARDS = shard_count(config["sampling"]["n"], config["sampling"]["shard_size"])
 SHARDS = list(range(N_SHARDS))
 # The ImageNet-C severity sample (sampling.imagenet_c_n > 0), for the corruptions that have severities.
@@ -41,11 +45,47 @@ wildcard_constraints:
     corruption="|".join(CORRUPTIONS),
     model="|".join(MODELS),
     shard=r"\d+",
+    name="|".join(FINETUNE) or "no-finetune-entries",
+    epoch=r"[1-9]\d*",
 
 
 def model_name(wildcards):
     """The configured model string of a model folder name."""
     return MODELS[wildcards.model]
+
+
+def model_checkpoint(wildcards):
+    """The checkpoint a finetuned:<name> model is loaded from (nothing for registry models)."""
+    name = MODELS[wildcards.model]
+    if not name.startswith("finetuned:"):
+        return []
+    return f"{RESULTS}/models/{name.partition(':')[2]}/checkpoint.pt"
+
+
+def previous_epoch_checkpoint(wildcards):
+    epoch = int(wildcards.epoch)
+    return [] if epoch == 1 else f"{RESULTS}/models/{wildcards.name}/epochs/epoch-{epoch - 1}.pt"
+
+
+def last_epoch_checkpoint(wildcards):
+    epochs = FINETUNE[wildcards.name]["epochs"]
+    return f"{RESULTS}/models/{wildcards.name}/epochs/epoch-{epochs}.pt"
+
+
+def epoch_log_rows(wildcards):
+    epochs = range(1, FINETUNE[wildcards.name]["epochs"] + 1)
+    return [f"{RESULTS}/models/{wildcards.name}/epochs/epoch-{e}.parquet" for e in epochs]
+
+
+def retraining_outputs():
+    """The retraining table and figure, when the run fine-tunes models."""
+    if not FINETUNE:
+        return []
+    return [
+        f"{RESULTS}/metrics/retraining.parquet",
+        f"{RESULTS}/metrics/retraining.csv",
+        f"{RESULTS}/metrics/retraining.md",
+    ] + expand(f"{RESULTS}/figures/retraining.{{fmt}}", fmt=FORMATS)
 
 
 def scored_shards(wildcards):
@@ -142,4 +182,4 @@ def similarity_outputs():
 
 
 def all_outputs():
-    return summary_tables() + similarity_outputs() + figure_outputs()
+    return summary_tables() + similarity_outputs() + figure_outputs() + retraining_outputs()

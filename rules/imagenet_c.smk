@@ -27,6 +27,7 @@ use rule score as imagenet_c_score with:
 use rule predict_shard as imagenet_c_predict_shard with:
     input:
         scored=rules.imagenet_c_score.output.scored,
+        checkpoint=model_checkpoint,
     output:
         predictions=f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
     log:

@@ -1,10 +1,12 @@
 rule predict_clean:
     input:
         index=rules.index.output.index,
+        checkpoint=model_checkpoint,
     output:
         predictions=f"{RESULTS}/predictions/{{model}}/clean.parquet",
     params:
         model=model_name,
+        models_dir=f"{RESULTS}/models",
         device=config["device"],
         inference=config["inference"],
     log:
@@ -25,10 +27,12 @@ rule predict_clean:
 rule predict_shard:
     input:
         scored=rules.score.output.scored,
+        checkpoint=model_checkpoint,
     output:
         predictions=f"{RESULTS}/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
     params:
         model=model_name,
+        models_dir=f"{RESULTS}/models",
         device=config["device"],
         inference=config["inference"],
     log:

@@ -207,3 +207,30 @@ rule figure_r_vs_imagenet_c:
         "../envs/stats.yaml"
     script:
         "../workflow_scripts/plot_r_vs_imagenet_c.py"
+
+
+rule figure_retraining:
+    input:
+        table=rules.retraining_table.output.table,
+    output:
+        figures=[
+            report(
+                f"{RESULTS}/figures/retraining.{fmt}",
+                caption="../report/retraining.rst",
+                category="Fine-tuning",
+                labels={"figure": "before and after fine-tuning", "format": fmt},
+            )
+            for fmt in FORMATS
+        ],
+    params:
+        models=list(MODELS.values()),
+    log:
+        f"{RESULTS}/logs/figures/retraining.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../envs/stats.yaml"
+    script:
+        "../workflow_scripts/plot_retraining.py"

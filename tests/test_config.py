@@ -6,7 +6,13 @@ import pytest
 import yaml
 from conftest import REPO
 
-from vcrbench.config import model_slug, shard_count, shard_range, validate_config
+from vcrbench.config import (
+    evaluated_models,
+    model_slug,
+    shard_count,
+    shard_range,
+    validate_config,
+)
 from vcrbench.errors import VcrbenchError
 
 
@@ -84,3 +90,39 @@ def test_command_line_strings_are_coerced_to_the_schema_types():
     assert config["dataset"]["limit"] is None and config["dataset"]["skip_unreadable"] is True
     with pytest.raises(VcrbenchError, match="'sampling.n' must be of type integer"):
         validate_config({"sampling": {"n": "many"}})
+
+
+FINETUNE_ENTRY = {"name": "ft", "base": "efficientnet-lite0", "train": {"source": "builtin"}}
+
+
+def test_finetune_entries_get_defaults_and_their_models_are_evaluated():
+    config = validate_config({"finetune": [FINETUNE_ENTRY], "models": ["efficientnet-lite1"]})
+    entry = config["finetune"][0]
+    assert entry["train"]["exclude_categories16"] is False  # the shared dataset definition
+    assert entry["optimizer"] == {"lr": 0.001, "momentum": 0.9, "weight_decay": 0.0,
+                                  "nesterov": False}
+    assert entry["augmentation"] == {"corruption": None, "fraction": 0.5, "spacing": "linear"}
+    assert (entry["epochs"], entry["trainable"], entry["batchnorm"]) == (5, "all", "frozen")
+    assert evaluated_models(config) == ["efficientnet-lite1", "efficientnet-lite0",
+                                        "finetuned:ft"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"models": ["finetuned:other"]}, "names no finetune entry"),
+        ({"finetune": [{**FINETUNE_ENTRY, "base": "finetuned:x"}]}, "not from another"),
+        ({"finetune": [FINETUNE_ENTRY, FINETUNE_ENTRY]}, "used by another entry"),
+        ({"finetune": [{**FINETUNE_ENTRY, "augmentation": {"corruption": "fog"}}]},
+         "'fog' is not a known corruption"),
+        ({"finetune": [{**FINETUNE_ENTRY, "trainable": "last"}]}, "finetune\\[0\\].trainable"),
+        ({"finetune": [{**FINETUNE_ENTRY, "train": {"source": "builtin", "colour": 1}}]},
+         "unknown key 'colour' under 'finetune\\[0\\].train'"),
+        ({"dataset": {"categories16_only": True, "exclude_categories16": True}},
+         "exclude each other"),
+    ],
+)
+def test_bad_finetune_settings_are_named(change, message):
+    config = {"finetune": [FINETUNE_ENTRY], **change}
+    with pytest.raises(VcrbenchError, match=message):
+        validate_config(config)

@@ -21,6 +21,7 @@ with job(snakemake.log[0], snakemake.threads, snakemake.rule) as log:
         device=snakemake.params.device,
         batch_size=options["batch_size"],
         precision=options["precision"],
+        models_dir=snakemake.params.models_dir,
     )
     log.info("%s: %d images", snakemake.params.model, table.num_rows)
     write_table(table, snakemake.output.predictions)

@@ -21,9 +21,27 @@ SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.y
 
 
 def load_schema(path: str | Path | None = None) -> dict[str, Any]:
-    """The config JSON schema (YAML file) as a dict."""
+    """The config JSON schema (YAML file) as a dict, with its ``#/$defs/...`` references inlined
+    (so that defaults inside a shared definition are filled wherever it is used)."""
     with open(path or SCHEMA_PATH, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        schema = yaml.safe_load(handle)
+    return _inline_refs(schema, schema.get("$defs", {}))
+
+
+def _inline_refs(node: Any, definitions: Mapping[str, Any]) -> Any:
+    """``node`` with every ``{"$ref": "#/$defs/x", ...}`` replaced by ``x`` (its siblings win)."""
+    if isinstance(node, list):
+        return [_inline_refs(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _inline_refs(value, definitions) for key, value in node.items()}
+    ref = node.pop("$ref", None)
+    if ref is None:
+        return node
+    prefix = "#/$defs/"
+    if not ref.startswith(prefix) or ref[len(prefix):] not in definitions:
+        raise VcrbenchError(f"config schema: unresolvable reference {ref!r}")
+    return {**_inline_refs(copy.deepcopy(definitions[ref[len(prefix):]]), definitions), **node}
 
 
 def _key_path(path: Any) -> str:
@@ -152,19 +170,76 @@ def check_semantics(config: Mapping[str, Any]) -> None:
             parse_model_name(name)
         except VcrbenchError as error:
             raise VcrbenchError(f"config: models[{i}]: {error}") from None
-    slugs = [model_slug(name) for name in config["models"]]
+    slugs = [model_slug(name) for name in evaluated_models(config)]
     if len(set(slugs)) != len(slugs):
         raise VcrbenchError(f"config: models map to clashing folder names {slugs}; rename one")
-    dataset = config["dataset"]
+    check_dataset(config["dataset"], "dataset")
+    check_human(config)
+    check_finetune(config)
+
+
+def check_dataset(dataset: Mapping[str, Any], key: str) -> None:
+    """A dataset block (``dataset`` or a fine-tuning ``train``): a folder where one is needed."""
     if dataset["source"] in ("imagefolder", "imagenet-val"):
         if not dataset["path"]:
             raise VcrbenchError(
-                f"config: dataset.source is {dataset['source']} but dataset.path is not set; "
+                f"config: {key}.source is {dataset['source']} but {key}.path is not set; "
                 "give the folder of images"
             )
         if not Path(dataset["path"]).is_dir():
-            raise VcrbenchError(f"config: dataset.path {dataset['path']!r} is not a folder")
-    check_human(config)
+            raise VcrbenchError(f"config: {key}.path {dataset['path']!r} is not a folder")
+    if dataset["categories16_only"] and dataset["exclude_categories16"]:
+        raise VcrbenchError(
+            f"config: {key}.categories16_only and {key}.exclude_categories16 exclude each other; "
+            "set one of them"
+        )
+
+
+def check_finetune(config: Mapping[str, Any]) -> None:
+    """Fine-tuning entries: unique names, a loadable non-fine-tuned base, a known augmentation,
+    and every ``finetuned:<name>`` model naming an entry."""
+    from vcrbench.corruptions import CORRUPTIONS
+    from vcrbench.models import parse_model_name
+
+    names = [entry["name"] for entry in config["finetune"]]
+    for i, entry in enumerate(config["finetune"]):
+        where = f"config: finetune[{i}] ({entry['name']})"
+        if names.count(entry["name"]) > 1:
+            raise VcrbenchError(f"{where}: the name is used by another entry; names must differ")
+        try:
+            base = parse_model_name(entry["base"])
+        except VcrbenchError as error:
+            raise VcrbenchError(f"{where}.base: {error}") from None
+        if base.kind == "finetuned":
+            raise VcrbenchError(
+                f"{where}.base {entry['base']!r}: fine-tuning starts from a registry model, not "
+                "from another fine-tuned one"
+            )
+        check_dataset(entry["train"], f"finetune[{i}].train")
+        corruption = entry["augmentation"]["corruption"]
+        if corruption is not None and corruption not in CORRUPTIONS:
+            raise VcrbenchError(
+                f"{where}.augmentation.corruption {corruption!r} is not a known corruption; "
+                f"known: {', '.join(CORRUPTIONS)}"
+            )
+    for i, name in enumerate(config["models"]):
+        spec = parse_model_name(name)
+        if spec.kind == "finetuned" and spec.target not in names:
+            raise VcrbenchError(
+                f"config: models[{i}] {name!r} names no finetune entry (entries: "
+                f"{', '.join(names) or 'none'}); add one with name: {spec.target}"
+            )
+
+
+def evaluated_models(config: Mapping[str, Any]) -> list[str]:
+    """The models a run evaluates: ``models``, then each fine-tuning entry's base and
+    ``finetuned:<name>`` (in entry order, without repeats)."""
+    models = list(config["models"])
+    for entry in config["finetune"]:
+        for name in (entry["base"], f"finetuned:{entry['name']}"):
+            if name not in models:
+                models.append(name)
+    return models
 
 
 def check_human(config: Mapping[str, Any]) -> None:

@@ -273,12 +273,13 @@ def build_index(
     limit: int | None = None,
     skip_unreadable: bool = False,
     categories16_only: bool = False,
+    exclude_categories16: bool = False,
 ) -> tuple[pa.Table, int]:
     """The dataset index as a table (:data:`INDEX_SCHEMA`) and the number of skipped images.
 
     Every image is decoded once here, so a corrupt file stops the run at its first stage
     (or is skipped and logged with ``skip_unreadable``). ``categories16_only`` keeps the images
-    of the 16 human-experiment categories (before ``limit``).
+    of the 16 human-experiment categories (before ``limit``), ``exclude_categories16`` the others.
     """
     if source == "builtin":
         entries = _builtin_index()
@@ -298,6 +299,13 @@ def build_index(
                 f"dataset {source} {path or ''}: no image belongs to the 16 categories of the "
                 "human experiments (dataset.categories16_only: true); check the labels"
             )
+    if exclude_categories16:
+        entries = [e for e in entries if e.category16 < 0]
+        if not entries:
+            raise VcrbenchError(
+                f"dataset {source} {path or ''}: every image belongs to the 16 categories "
+                "(exclude_categories16: true) and none is left"
+            )
     if limit is not None:
         entries = entries[:limit]
     kept, skipped = [], 0
@@ -315,6 +323,19 @@ def build_index(
         raise VcrbenchError(f"dataset {source} {path or ''}: no readable images")
     table = pa.Table.from_pylist([e.__dict__ for e in kept], schema=INDEX_SCHEMA)
     return table, skipped
+
+
+def build_index_from_config(dataset: dict) -> tuple[pa.Table, int]:
+    """:func:`build_index` of a validated config dataset block (``dataset`` or a ``train``)."""
+    return build_index(
+        dataset["source"],
+        dataset["path"],
+        labels=dataset["labels"],
+        limit=dataset["limit"],
+        skip_unreadable=dataset["skip_unreadable"],
+        categories16_only=dataset["categories16_only"],
+        exclude_categories16=dataset["exclude_categories16"],
+    )
 
 
 def load_images(paths: list[str]) -> np.ndarray:

@@ -29,6 +29,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from vcrbench.binning import bin_index  # noqa: E402
+from vcrbench.errors import VcrbenchError  # noqa: E402
 from vcrbench.tables import atomic_path, read_table, replace_atomically  # noqa: E402
 
 PROPERTY_TITLES = {
@@ -567,6 +568,65 @@ def plot_human_similarity(
         fontsize=10,
     )
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, paths)
+    return fig
+
+
+RETRAINING_PANELS = (("R", "accuracy", 1000), ("R", "accuracy", 16), ("R", "consistency", 1000),
+                     ("HMRI", "accuracy", 16), ("MRSI", "accuracy", 16))
+
+
+def plot_retraining(
+    table: pa.Table, *, paths: Sequence[str | Path], models: Sequence[str] | None = None
+) -> plt.Figure:
+    """Before (grey) and after fine-tuning (the fine-tuned model's colour), with 95 % intervals,
+    per corruption; a row of panels per fine-tuned model (R_a, R_p and, with human data, HMRI and
+    MRSI); a star marks a change beyond its interval (the table's verdict)."""
+    data = table.to_pylist()
+    finetuned = list(dict.fromkeys(r["finetuned"] for r in data))
+    colours = model_colours(models or finetuned)
+    panels = [p for p in RETRAINING_PANELS
+              if any((r["quantity"], r["metric"], r["classes"]) == p and r["after"] is not None
+                     for r in data)]
+    if not finetuned or not panels:
+        raise VcrbenchError("retraining figure: the retraining table has no values to plot")
+    corruptions = list(dict.fromkeys(r["corruption"] for r in data))
+    fig, axes = plt.subplots(len(finetuned), len(panels), squeeze=False,
+                             figsize=(max(3.2, 0.45 * len(corruptions) + 1.6) * len(panels),
+                                      3.0 * len(finetuned) + 0.6))
+    x = np.arange(len(corruptions))
+    for i, name in enumerate(finetuned):
+        for ax, panel in zip(axes[i], panels, strict=True):
+            rows = {r["corruption"]: r for r in data if r["finetuned"] == name
+                    and (r["quantity"], r["metric"], r["classes"]) == panel}
+            sides = ((-0.15, "before", "0.55", "before (base model)"),
+                     (0.15, "after", colours[name], "after fine-tuning"))
+            for offset, side, colour, label in sides:
+                value = np.array([np.nan if rows.get(c, {}).get(side) is None else rows[c][side]
+                                  for c in corruptions])
+                lo = np.array([np.nan if rows.get(c, {}).get(f"{side}_lo") is None
+                               else rows[c][f"{side}_lo"] for c in corruptions])
+                hi = np.array([np.nan if rows.get(c, {}).get(f"{side}_hi") is None
+                               else rows[c][f"{side}_hi"] for c in corruptions])
+                err = np.vstack([np.clip(value - lo, 0, None), np.clip(hi - value, 0, None)])
+                ax.errorbar(x + offset, value, yerr=np.nan_to_num(err), fmt="o", ms=4,
+                            color=colour, capsize=2, lw=1, label=label)
+            for j, c in enumerate(corruptions):
+                if rows.get(c, {}).get("verdict") in ("higher", "lower"):
+                    top = max(v for v in (rows[c]["after_hi"], rows[c]["after"]) if v is not None)
+                    ax.annotate("*", (j, top), ha="center", va="bottom", fontsize=12)
+            quantity, metric, classes = panel
+            symbol = {"accuracy": "a", "consistency": "p"}[metric]
+            title = f"{quantity}$_{symbol}$" + (" (16 classes)" if classes == 16 else "")
+            ax.set_title(f"{model_label(name)}: {title}", fontsize=9)
+            ax.set_xticks(x)
+            ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
+            ax.set_ylim(0, 1.05)
+            ax.set_xlim(-0.6, len(corruptions) - 0.4)
+    _legend_below(fig, *_unique_handles(axes.flat), ncol=2)
+    fig.suptitle("Before and after fine-tuning (95 % bootstrap intervals; * change beyond its "
+                 "interval)", fontsize=10)
     fig.tight_layout()
     save_figure(fig, paths)
     return fig

@@ -28,13 +28,18 @@ def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
 
 
 def _decisions(
-    images: np.ndarray, model_name: str, device: str, batch_size: int, precision: str
+    images: np.ndarray,
+    model_name: str,
+    device: str,
+    batch_size: int,
+    precision: str,
+    models_dir: str | None,
 ) -> dict[str, pa.Array]:
     """Load one model on the resolved device and classify (N, 224, 224, 3) uint8 images."""
     from vcrbench.models import load_model, predict, resolve_device
 
     torch_device = resolve_device(device)
-    model = load_model(model_name, torch_device)
+    model = load_model(model_name, torch_device, models_dir=models_dir)
     decisions = predict(
         model, images, batch_size=batch_size, precision=precision, device=torch_device
     )
@@ -48,10 +53,12 @@ def predict_clean(
     device: str = "auto",
     batch_size: int = 64,
     precision: str = "fp32",
+    models_dir: str | None = None,
 ) -> pa.Table:
-    """Decisions of one model on every clean image of the index."""
+    """Decisions of one model on every clean image of the index (``models_dir``: where
+    ``finetuned:`` checkpoints live)."""
     images = load_images(index.column("path").to_pylist())
-    columns = _decisions(images, model_name, device, batch_size, precision)
+    columns = _decisions(images, model_name, device, batch_size, precision, models_dir)
     return pa.table({"image_id": index.column("image_id"), **columns})
 
 
@@ -62,6 +69,7 @@ def predict_scored(
     device: str = "auto",
     batch_size: int = 64,
     precision: str = "fp32",
+    models_dir: str | None = None,
 ) -> pa.Table:
     """Decisions of one model on the corrupted images of a scored shard.
 
@@ -79,5 +87,5 @@ def predict_scored(
                 f"sample {sample_id}: stored corrupted image does not match its checksum; "
                 "delete the scored shard and re-run to regenerate it"
             )
-    columns = _decisions(images, model_name, device, batch_size, precision)
+    columns = _decisions(images, model_name, device, batch_size, precision, models_dir)
     return pa.table({"sample_id": scored.column("sample_id"), **columns})

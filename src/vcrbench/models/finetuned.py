@@ -1,0 +1,96 @@
+"""Fine-tuned checkpoints: their file format and how ``finetuned:<name>`` models are loaded.
+
+A checkpoint is a ``torch.save`` dict (loaded with ``weights_only=True``)::
+
+    format        "vcrbench-finetuned"
+    version       1
+    name          the finetune entry's name
+    base          the registry model it started from (its architecture and preprocessing)
+    spec          the training settings (vcrbench.finetune.TrainingSpec.as_dict())
+    epoch         epochs trained so far
+    state_dict    the whole model's parameters and buffers
+    optimizer     (per-epoch checkpoints only) the optimiser state, to resume
+
+The final ``results/<run>/models/<name>/checkpoint.pt`` has no optimiser state.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from vcrbench.errors import VcrbenchError
+
+FORMAT = "vcrbench-finetuned"
+VERSION = 1
+#: Environment variable naming the models folder when no ``models_dir`` is passed.
+MODELS_DIR_VARIABLE = "VCRBENCH_MODELS_DIR"
+
+
+def checkpoint_path(target: str, models_dir: str | Path | None) -> Path:
+    """The checkpoint of ``finetuned:<target>``: ``target`` itself when it is a ``.pt`` path,
+    else ``<models_dir>/<target>/checkpoint.pt`` (``models_dir`` defaults to
+    ``$VCRBENCH_MODELS_DIR``)."""
+    if target.endswith(".pt"):
+        path = Path(target).expanduser()
+    else:
+        folder = models_dir or os.environ.get(MODELS_DIR_VARIABLE)
+        if not folder:
+            raise VcrbenchError(
+                f"finetuned:{target}: no models folder given; inside the workflow it is "
+                f"results/<run>/models, elsewhere set {MODELS_DIR_VARIABLE} or use "
+                "finetuned:<path to checkpoint.pt>"
+            )
+        path = Path(folder) / target / "checkpoint.pt"
+    if not path.is_file():
+        raise VcrbenchError(
+            f"finetuned:{target}: no checkpoint at {path}; build it first "
+            f"(snakemake {path.as_posix()})"
+        )
+    return path
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint dict, checked for its format; a clear error for anything else."""
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types for damaged or foreign files
+        raise VcrbenchError(
+            f"{path}: not a readable vcrbench checkpoint ({type(error).__name__}: {error}); "
+            "delete it and re-run its fine-tuning"
+        ) from None
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != FORMAT:
+        raise VcrbenchError(f"{path}: not a vcrbench fine-tuned checkpoint")
+    if checkpoint.get("version") != VERSION:
+        raise VcrbenchError(
+            f"{path}: checkpoint version {checkpoint.get('version')} is not {VERSION}; "
+            "re-run its fine-tuning with this vcrbench"
+        )
+    return checkpoint
+
+
+def load_finetuned(path: str | Path) -> tuple[torch.nn.Module, Any, str]:
+    """``(module, preprocessing, description)`` of a fine-tuned checkpoint, on the CPU.
+
+    The base model is built from the registry (same architecture and preprocessing) and its
+    weights are replaced by the checkpoint's, strictly (every tensor must match).
+    """
+    from vcrbench.models.registry import load_model
+
+    checkpoint = read_checkpoint(path)
+    base = load_model(checkpoint["base"], "cpu")
+    try:
+        base.module.load_state_dict(checkpoint["state_dict"], strict=True)
+    except RuntimeError as error:
+        raise VcrbenchError(
+            f"{path}: its weights do not fit {checkpoint['base']} ({error}); the base model "
+            "changed since it was trained, re-run the fine-tuning"
+        ) from None
+    description = (
+        f"{checkpoint['name']}: {checkpoint['base']} fine-tuned for {checkpoint['epoch']} "
+        f"epochs ({path})"
+    )
+    return base.module.eval(), base.preprocessing, description

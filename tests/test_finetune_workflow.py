@@ -1,0 +1,147 @@
+"""The fine-tuning stages in the workflow: a run killed during epoch 2 resumes from epoch 1's
+checkpoint to the weights of an uninterrupted training, the fine-tuned model is evaluated and
+compared with its base, and training on evaluation images is refused before any training."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+import torch
+import yaml
+from workflow_helpers import REPO, TEST_CONFIG, snakemake, snakemake_command
+
+from vcrbench.config import validate_config
+from vcrbench.datasets import build_index_from_config
+from vcrbench.finetune import TrainingSpec, train_epoch
+from vcrbench.models.finetuned import read_checkpoint
+from vcrbench.tables import read_table
+
+
+def _config(tmp_path, imagenet_sample, **changes) -> tuple:
+    """config/test.yaml with one corruption and a two-epoch fine-tuning of Lite0's classifier
+    on 16 labelled images of the shared sample; written to ``tmp_path/config.yaml``."""
+    config = yaml.safe_load(TEST_CONFIG.read_text())
+    config.update(
+        corruptions=["gaussian_noise"],
+        sampling={**config["sampling"], "imagenet_c_n": 0},
+        threads={**config["threads"], "train": 1},
+        finetune=[
+            {
+                "name": "ft",
+                "base": "efficientnet-lite0",
+                "train": {"source": "imagefolder", "path": str(imagenet_sample),
+                          "exclude_categories16": True, "limit": 16},
+                "augmentation": {"corruption": "gaussian_noise", "fraction": 0.5},
+                "epochs": 2,
+                "batch_size": 8,
+                "trainable": "classifier",
+                "optimizer": {"lr": 0.01},
+            }
+        ],
+    )
+    config.update(changes)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path, config
+
+
+def _wait_for(condition, timeout: float, what: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if process.poll() is not None:
+            pytest.fail(f"snakemake exited ({process.returncode}) before {what}")
+        time.sleep(0.05)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.mark.workflow
+def test_killed_training_resumes_at_its_epoch_and_the_model_is_evaluated(
+    tmp_path, imagenet_sample
+):
+    config_path, config = _config(tmp_path, imagenet_sample)
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    models = workdir / "results" / "tiny" / "models" / "ft"
+    epoch2_log = workdir / "results" / "tiny" / "logs" / "finetune" / "ft" / "epoch-2.log"
+
+    console = (tmp_path / "killed-run.txt").open("w")
+    process = subprocess.Popen(
+        snakemake_command("--cores", "1", "--configfile", str(config_path), workdir=workdir),
+        cwd=REPO, stdout=console, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        _wait_for(lambda: epoch2_log.is_file() and "start (threads" in epoch2_log.read_text(),
+                  600, "epoch 2 to start", process)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+        console.close()
+    assert not (models / "checkpoint.pt").exists(), "training finished before the kill"
+    epoch1 = models / "epochs" / "epoch-1.parquet"
+    assert (models / "epochs" / "epoch-1.pt").is_file() and epoch1.is_file()
+    epoch1_written = epoch1.stat().st_mtime_ns
+
+    assert snakemake("--unlock", "--configfile", str(config_path), workdir=workdir).returncode == 0
+    resumed = snakemake("--cores", "2", "--rerun-incomplete", "--configfile", str(config_path),
+                        workdir=workdir)
+    assert resumed.returncode == 0, resumed.stdout[-5000:] + resumed.stderr[-5000:]
+    assert epoch1.stat().st_mtime_ns == epoch1_written, "epoch 1 was trained again"
+    assert not (models / "epochs" / "epoch-2.pt").exists(), "temporary epoch checkpoint kept"
+
+    # The resumed weights equal two epochs trained in one go, outside the workflow.
+    validated = validate_config(config)
+    spec = TrainingSpec.from_config(validated["finetune"][0], validated["seed"])
+    index, _ = build_index_from_config(validated["finetune"][0]["train"])
+    torch.set_num_threads(1)
+    first, _ = train_epoch(spec, index, 1, None, torch.device("cpu"))
+    second, _ = train_epoch(spec, index, 2, first, torch.device("cpu"))
+    final = read_checkpoint(models / "checkpoint.pt")
+    assert final["epoch"] == 2 and "optimizer" not in final
+    assert all(torch.equal(final["state_dict"][k], v) for k, v in second["state_dict"].items())
+
+    log = read_table(models / "training-log.parquet")
+    assert log.column("epoch").to_pylist() == [1, 2]
+    assert log.column("n_corrupted").to_pylist() == [8, 8]
+
+    results = workdir / "results" / "tiny"
+    assert (results / "predictions" / "finetuned-ft" / "clean.parquet").is_file()
+    table = read_table(results / "metrics" / "retraining.parquet").to_pylist()
+    assert {(r["finetuned"], r["base"]) for r in table} == {
+        ("finetuned:ft", "efficientnet-lite0")}
+    consistency = [r for r in table if r["metric"] == "consistency" and r["classes"] == 1000
+                   and r["quantity"] == "R"]
+    assert len(consistency) == 1
+    row = consistency[0]
+    assert row["change"] == pytest.approx(row["after"] - row["before"])
+    assert row["change_lo"] <= row["change_hi"]
+    assert "finetuned:ft" in (results / "metrics" / "retraining.md").read_text()
+    assert (results / "figures" / "retraining.png").stat().st_size > 10_000
+
+    again = snakemake("--cores", "2", "--configfile", str(config_path), workdir=workdir)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.workflow
+def test_training_on_evaluation_images_is_refused_before_training(tmp_path, imagenet_sample):
+    dataset = {"source": "imagefolder", "path": str(imagenet_sample), "limit": 8}
+    config_path, config = _config(tmp_path, imagenet_sample, dataset=dataset)
+    config["finetune"][0]["train"] = {**dataset, "limit": 4}
+    config_path.write_text(yaml.safe_dump(config))
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    target = "results/tiny/models/ft/checkpoint.pt"  # before --configfile, which takes a list
+    result = snakemake(target, "--cores", "1", "--configfile", str(config_path), workdir=workdir)
+    assert result.returncode != 0
+    assert "the training images overlap the evaluation images (4 shared image ids" in (
+        result.stdout + result.stderr)
+    assert not (workdir / "results" / "tiny" / "models" / "ft" / "train-index.parquet").exists()
+    assert not list((workdir / "results" / "tiny" / "models").rglob("*.pt"))
