@@ -1,5 +1,5 @@
 # vcrbench: visually-continuous corruption robustness of image classifiers, compared with humans.
-# Targets: all (default), figures, retraining. See README.md.
+# Targets: all (default), figures, retraining, overlap. See README.md.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -20,6 +20,7 @@ include: "rules/imagenet_c.smk"
 include: "rules/estimate.smk"
 include: "rules/human.smk"
 include: "rules/report.smk"
+include: "rules/overlap.smk"
 
 
 rule all:
@@ -36,3 +37,8 @@ rule figures:
 rule retraining:
     input:
         retraining_outputs(),
+
+
+rule overlap:
+    input:
+        overlap_outputs(),

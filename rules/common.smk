@@ -27,6 +27,19 @@ CORRUPTIONS = config["corruptions"]
 MODELS = {model_slug(name): name for name in evaluated_models(config)}
 # Fine-tuning entries by name; (fine-tuned model folder, base model folder) pairs to compare.
 FINETUNE = {entry["name"]: entry for entry in config["finetune"]}
+# Overlap report (config overlap): role ("standard" or a candidate) -> model string, CE baseline.
+OVERLAP = config["overlap"]
+OVERLAP_CANDIDATES = OVERLAP["candidates"]
+OVERLAP_ROLES = {
+    role: (
+        OVERLAP["base"]
+        if role == "standard" and OVERLAP["standard"] == "base"
+        else f"finetuned:overlap-{role}"
+    )
+    for role in (["standard"] + OVERLAP_CANDIDATES if OVERLAP_CANDIDATES else [])
+}
+OVERLAP_BASELINE = OVERLAP["baseline"] or OVERLAP["base"]
+SLUG = {name: slug for slug, name in MODELS.items()}
 RETRAINED = [(model_slug(f"finetuned:{n}"), model_slug(e["base"])) for n, e in FINETUNE.items()]
 N_SHARDS = shard_count(config["sampling"]["n"], config["sampling"]["shard_size"])
 SHARDS = list(range(N_SHARDS))
@@ -86,6 +99,29 @@ def retraining_outputs():
         f"{RESULTS}/metrics/retraining.csv",
         f"{RESULTS}/metrics/retraining.md",
     ] + expand(f"{RESULTS}/figures/retraining.{{fmt}}", fmt=FORMATS)
+
+
+def overlap_models():
+    return list(dict.fromkeys([*OVERLAP_ROLES.values(), OVERLAP_BASELINE]))
+
+
+def overlap_inputs(kind):
+    """Input files of the overlap report per model (and candidate): clean predictions,
+    outcomes or bootstrap replicates."""
+    models = [SLUG[m] for m in overlap_models()]
+    if kind == "clean":
+        return [f"{RESULTS}/predictions/{m}/clean.parquet" for m in models]
+    suffix = {"outcomes": "outcomes/{m}/{c}.parquet", "replicates": "curves/{m}/{c}-replicates.parquet"}
+    return [f"{RESULTS}/" + suffix[kind].format(m=m, c=c) for m in models for c in OVERLAP_CANDIDATES]
+
+
+def overlap_outputs():
+    """The overlap tables, report and heat map, when the run has overlap candidates."""
+    if not OVERLAP_CANDIDATES:
+        return []
+    return [
+        f"{RESULTS}/overlap/{table}.parquet" for table in ("robustness", "matrix", "benchmarks", "ce")
+    ] + [f"{RESULTS}/overlap/report.md"] + expand(f"{RESULTS}/figures/overlap.{{fmt}}", fmt=FORMATS)
 
 
 def scored_shards(wildcards):
@@ -182,4 +218,10 @@ def similarity_outputs():
 
 
 def all_outputs():
-    return summary_tables() + similarity_outputs() + figure_outputs() + retraining_outputs()
+    return (
+        summary_tables()
+        + similarity_outputs()
+        + figure_outputs()
+        + retraining_outputs()
+        + overlap_outputs()
+    )

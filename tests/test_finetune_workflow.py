@@ -1,6 +1,7 @@
-"""The fine-tuning stages in the workflow: a run killed during epoch 2 resumes from epoch 1's
-checkpoint to the weights of an uninterrupted training, the fine-tuned model is evaluated and
-compared with its base, and training on evaluation images is refused before any training."""
+"""The fine-tuning and overlap stages in the workflow: a run killed during epoch 2 resumes from
+epoch 1's checkpoint to the weights of an uninterrupted training, the fine-tuned models are
+evaluated, compared with their base and fed to the overlap report, and training on evaluation
+images is refused before any training."""
 
 from __future__ import annotations
 
@@ -19,6 +20,29 @@ from vcrbench.datasets import build_index_from_config
 from vcrbench.finetune import TrainingSpec, train_epoch
 from vcrbench.models.finetuned import read_checkpoint
 from vcrbench.tables import read_table
+
+
+TRAIN = {"exclude_categories16": True, "limit": 16}
+TEMPLATE = {"epochs": 2, "batch_size": 8, "trainable": "classifier", "optimizer": {"lr": 0.01}}
+
+
+def _overlap_config(tmp_path, imagenet_sample) -> tuple:
+    """config/test.yaml on 8 labelled images of the shared sample with the overlap report of
+    Gaussian noise and brightness: Lite0's classifier fine-tuned for two epochs with each (the
+    standard model is Lite0 itself) on 16 other images; written to ``tmp_path/config.yaml``."""
+    config = yaml.safe_load(TEST_CONFIG.read_text())
+    sample = {"source": "imagefolder", "path": str(imagenet_sample)}
+    config.update(
+        dataset={**sample, "categories16_only": True, "limit": 8},
+        corruptions=["gaussian_noise", "brightness"],
+        sampling={**config["sampling"], "imagenet_c_n": 0},
+        threads={**config["threads"], "train": 1},
+        overlap={"candidates": ["gaussian_noise", "brightness"], "standard": "base",
+                 "train": {**sample, **TRAIN}, "finetune": TEMPLATE, "thresholds": [0.5]},
+    )
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path, config
 
 
 def _config(tmp_path, imagenet_sample, **changes) -> tuple:
@@ -61,14 +85,15 @@ def _wait_for(condition, timeout: float, what: str, process: subprocess.Popen) -
 
 
 @pytest.mark.workflow
-def test_killed_training_resumes_at_its_epoch_and_the_model_is_evaluated(
+def test_killed_training_resumes_at_its_epoch_and_feeds_retraining_and_overlap(
     tmp_path, imagenet_sample
 ):
-    config_path, config = _config(tmp_path, imagenet_sample)
+    config_path, config = _overlap_config(tmp_path, imagenet_sample)
     workdir = tmp_path / "run"
     workdir.mkdir()
-    models = workdir / "results" / "tiny" / "models" / "ft"
-    epoch2_log = workdir / "results" / "tiny" / "logs" / "finetune" / "ft" / "epoch-2.log"
+    name = "overlap-gaussian_noise"
+    models = workdir / "results" / "tiny" / "models" / name
+    epoch2_log = workdir / "results" / "tiny" / "logs" / "finetune" / name / "epoch-2.log"
 
     console = (tmp_path / "killed-run.txt").open("w")
     process = subprocess.Popen(
@@ -99,8 +124,10 @@ def test_killed_training_resumes_at_its_epoch_and_the_model_is_evaluated(
 
     # The resumed weights equal two epochs trained in one go, outside the workflow.
     validated = validate_config(config)
-    spec = TrainingSpec.from_config(validated["finetune"][0], validated["seed"])
-    index, _ = build_index_from_config(validated["finetune"][0]["train"])
+    entry = next(e for e in validated["finetune"] if e["name"] == name)
+    assert entry["augmentation"]["corruption"] == "gaussian_noise"
+    spec = TrainingSpec.from_config(entry, validated["seed"])
+    index, _ = build_index_from_config(entry["train"])
     torch.set_num_threads(1)
     first, _ = train_epoch(spec, index, 1, None, torch.device("cpu"))
     second, _ = train_epoch(spec, index, 2, first, torch.device("cpu"))
@@ -113,18 +140,33 @@ def test_killed_training_resumes_at_its_epoch_and_the_model_is_evaluated(
     assert log.column("n_corrupted").to_pylist() == [8, 8]
 
     results = workdir / "results" / "tiny"
-    assert (results / "predictions" / "finetuned-ft" / "clean.parquet").is_file()
+    assert (results / "predictions" / f"finetuned-{name}" / "clean.parquet").is_file()
     table = read_table(results / "metrics" / "retraining.parquet").to_pylist()
     assert {(r["finetuned"], r["base"]) for r in table} == {
-        ("finetuned:ft", "efficientnet-lite0")}
-    consistency = [r for r in table if r["metric"] == "consistency" and r["classes"] == 1000
-                   and r["quantity"] == "R"]
-    assert len(consistency) == 1
-    row = consistency[0]
-    assert row["change"] == pytest.approx(row["after"] - row["before"])
-    assert row["change_lo"] <= row["change_hi"]
-    assert "finetuned:ft" in (results / "metrics" / "retraining.md").read_text()
+        (f"finetuned:overlap-{c}", "efficientnet-lite0") for c in ("gaussian_noise", "brightness")}
+    rows = [r for r in table if r["finetuned"] == f"finetuned:{name}" and r["quantity"] == "R"
+            and r["metric"] == "accuracy" and r["classes"] == 1000]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["change"] == pytest.approx(row["after"] - row["before"])
+        assert row["change_lo"] <= row["change_hi"]
+    assert f"finetuned:{name}" in (results / "metrics" / "retraining.md").read_text()
     assert (results / "figures" / "retraining.png").stat().st_size > 10_000
+
+    # The overlap report: robustness of every role on every candidate, both scores.
+    robustness = read_table(results / "overlap" / "robustness.parquet").to_pylist()
+    assert {(r["role"], r["corruption"], r["score"]) for r in robustness} == {
+        (role, c, score) for role in ("standard", "gaussian_noise", "brightness")
+        for c in ("gaussian_noise", "brightness") for score in ("noc", "vcr")}
+    standard = [r for r in robustness if r["role"] == "standard"]
+    assert {r["model"] for r in standard} == {"efficientnet-lite0"}
+    for r in robustness:
+        if r["score"] == "noc":
+            assert r["R"] == pytest.approx(r["accuracy"] / r["accuracy_clean"])
+    matrix = read_table(results / "overlap" / "matrix.parquet")
+    assert matrix.num_rows == 8
+    assert "Non-overlapping benchmarks" in (results / "overlap" / "report.md").read_text()
+    assert (results / "figures" / "overlap.png").stat().st_size > 10_000
 
     again = snakemake("--cores", "2", "--configfile", str(config_path), workdir=workdir)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -129,6 +129,10 @@ def validate_config(config: Mapping[str, Any], schema_path: str | Path | None = 
     """
     schema = load_schema(schema_path)
     filled = _fill_defaults(copy.deepcopy(dict(config)), schema)
+    if isinstance(filled.get("finetune"), list) and isinstance(filled.get("overlap"), dict):
+        generated = overlap_finetune_entries(filled["overlap"])
+        items = schema["properties"]["finetune"]["items"]
+        filled["finetune"] = filled["finetune"] + [_fill_defaults(e, items) for e in generated]
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(filled), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -176,6 +180,7 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     check_dataset(config["dataset"], "dataset")
     check_human(config)
     check_finetune(config)
+    check_overlap(config)
 
 
 def check_dataset(dataset: Mapping[str, Any], key: str) -> None:
@@ -233,13 +238,78 @@ def check_finetune(config: Mapping[str, Any]) -> None:
 
 def evaluated_models(config: Mapping[str, Any]) -> list[str]:
     """The models a run evaluates: ``models``, then each fine-tuning entry's base and
-    ``finetuned:<name>`` (in entry order, without repeats)."""
+    ``finetuned:<name>`` (in entry order), then the overlap report's CE baseline; no repeats."""
     models = list(config["models"])
-    for entry in config["finetune"]:
-        for name in (entry["base"], f"finetuned:{entry['name']}"):
-            if name not in models:
-                models.append(name)
+    extra = [name for entry in config["finetune"]
+             for name in (entry["base"], f"finetuned:{entry['name']}")]
+    if config["overlap"]["candidates"]:
+        extra.append(config["overlap"]["baseline"] or config["overlap"]["base"])
+    for name in extra:
+        if name not in models:
+            models.append(name)
     return models
+
+
+#: Prefix of the fine-tuning entries the overlap report generates.
+OVERLAP_PREFIX = "overlap-"
+
+
+def overlap_finetune_entries(overlap: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The fine-tuning entries of the overlap report (before defaults): ``overlap-standard``
+    (unless ``standard: base``) and ``overlap-<c>`` per candidate, from ``overlap.finetune``."""
+    if not overlap.get("candidates"):
+        return []
+    template = copy.deepcopy(dict(overlap.get("finetune") or {}))
+    for key in ("name", "base", "train"):
+        if key in template:
+            raise VcrbenchError(
+                f"config: overlap.finetune.{key} is set by the overlap report itself (use "
+                f"overlap.{key if key != 'name' else 'candidates'})"
+            )
+    augmentation = dict(template.pop("augmentation", None) or {})
+    if "corruption" in augmentation:
+        raise VcrbenchError(
+            "config: overlap.finetune.augmentation.corruption is the candidate itself; remove it"
+        )
+    roles = (["standard"] if overlap.get("standard", "finetuned") == "finetuned" else [])
+    roles += list(overlap["candidates"])
+    return [
+        {
+            "name": f"{OVERLAP_PREFIX}{role}",
+            "base": overlap.get("base", "efficientnet-lite0"),
+            "train": copy.deepcopy(overlap.get("train", {})),
+            "augmentation": {**augmentation, "corruption": None if role == "standard" else role},
+            **copy.deepcopy(template),
+        }
+        for role in roles
+    ]
+
+
+def check_overlap(config: Mapping[str, Any]) -> None:
+    """The overlap report: at least two candidates among the run's corruptions, registry models."""
+    from vcrbench.models import parse_model_name
+
+    overlap = config["overlap"]
+    if not overlap["candidates"]:
+        return
+    if len(overlap["candidates"]) < 2:
+        raise VcrbenchError("config: overlap.candidates needs at least two corruptions")
+    for name in overlap["candidates"]:
+        if name not in config["corruptions"]:
+            raise VcrbenchError(
+                f"config: overlap.candidates: {name!r} is not one of the run's corruptions "
+                f"({', '.join(config['corruptions'])}); add it to corruptions"
+            )
+    for key in ("base", "baseline"):
+        if overlap[key] is None:
+            continue
+        try:
+            spec = parse_model_name(overlap[key])
+        except VcrbenchError as error:
+            raise VcrbenchError(f"config: overlap.{key}: {error}") from None
+        if spec.kind == "finetuned":
+            raise VcrbenchError(f"config: overlap.{key} must be a registry model, not "
+                                f"{overlap[key]!r}")
 
 
 def check_human(config: Mapping[str, Any]) -> None:
