@@ -21,7 +21,6 @@ from vcrbench.finetune import TrainingSpec, train_epoch
 from vcrbench.models.finetuned import read_checkpoint
 from vcrbench.tables import read_table
 
-
 TRAIN = {"exclude_categories16": True, "limit": 16}
 TEMPLATE = {"epochs": 2, "batch_size": 8, "trainable": "classifier", "optimizer": {"lr": 0.01}}
 
