@@ -90,6 +90,12 @@ def epoch_log_rows(wildcards):
     return [f"{RESULTS}/models/{wildcards.name}/epochs/epoch-{e}.parquet" for e in epochs]
 
 
+def retraining_keys():
+    """(model, corruption) of every replicate table the retraining table reads, in input order."""
+    names = dict.fromkeys(MODELS[m] for pair in RETRAINED for m in pair)
+    return [(name, c) for name in names for c in CORRUPTIONS]
+
+
 def retraining_outputs():
     """The retraining table and figure, when the run fine-tunes models."""
     if not FINETUNE:
@@ -105,14 +111,19 @@ def overlap_models():
     return list(dict.fromkeys([*OVERLAP_ROLES.values(), OVERLAP_BASELINE]))
 
 
+def overlap_keys():
+    """(model, candidate) pairs of the overlap report, in the order of its per-pair inputs."""
+    return [(m, c) for m in overlap_models() for c in OVERLAP_CANDIDATES]
+
+
 def overlap_inputs(kind):
-    """Input files of the overlap report per model (and candidate): clean predictions,
-    outcomes or bootstrap replicates."""
-    models = [SLUG[m] for m in overlap_models()]
+    """Input files of the overlap report: clean predictions per model (overlap_models() order),
+    outcomes or bootstrap replicates per (model, candidate) (overlap_keys() order)."""
     if kind == "clean":
-        return [f"{RESULTS}/predictions/{m}/clean.parquet" for m in models]
-    suffix = {"outcomes": "outcomes/{m}/{c}.parquet", "replicates": "curves/{m}/{c}-replicates.parquet"}
-    return [f"{RESULTS}/" + suffix[kind].format(m=m, c=c) for m in models for c in OVERLAP_CANDIDATES]
+        return [f"{RESULTS}/predictions/{SLUG[m]}/clean.parquet" for m in overlap_models()]
+    if kind == "outcomes":
+        return [f"{RESULTS}/outcomes/{SLUG[m]}/{c}.parquet" for m, c in overlap_keys()]
+    return [f"{RESULTS}/curves/{SLUG[m]}/{c}-replicates.parquet" for m, c in overlap_keys()]
 
 
 def overlap_outputs():

@@ -70,21 +70,14 @@ rule finetune_model:
 rule retraining_table:
     input:
         summary=f"{RESULTS}/metrics/summary.parquet",
-        replicates=[
-            f"{RESULTS}/curves/{model}/{corruption}-replicates.parquet"
-            for pair in RETRAINED
-            for model in pair
-            for corruption in CORRUPTIONS
-        ],
+        replicates=[f"{RESULTS}/curves/{SLUG[m]}/{c}-replicates.parquet" for m, c in retraining_keys()],
     output:
         table=f"{RESULTS}/metrics/retraining.parquet",
         csv=f"{RESULTS}/metrics/retraining.csv",
         markdown=f"{RESULTS}/metrics/retraining.md",
     params:
         pairs=[(MODELS[finetuned], MODELS[base]) for finetuned, base in RETRAINED],
-        folders={name: folder for folder, name in MODELS.items()},
-        corruptions=CORRUPTIONS,
-        results=RESULTS,
+        replicate_keys=retraining_keys(),
     log:
         f"{RESULTS}/logs/retraining.log",
     threads: 1

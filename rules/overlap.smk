@@ -17,14 +17,14 @@ rule overlap_report:
         markdown=f"{RESULTS}/overlap/report.md",
     params:
         roles=OVERLAP_ROLES,
-        folders=SLUG,
+        models=overlap_models(),
+        pair_keys=overlap_keys(),
         candidates=OVERLAP_CANDIDATES,
         baseline=OVERLAP_BASELINE,
         thresholds=OVERLAP["thresholds"],
         classes=OVERLAP["classes"],
         replicates=config["bootstrap"]["replicates"],
         seed=config["seed"],
-        results=RESULTS,
     log:
         f"{RESULTS}/logs/overlap.log",
     threads: 1

@@ -26,14 +26,20 @@ def test_lint_has_no_findings():
 
 @pytest.mark.parametrize(
     "configfile",
-    ["config.yaml", "config/test.yaml", "config/imagenet.yaml", "config/imagenet-sample.yaml"],
+    [
+        "config.yaml",
+        "config/test.yaml",
+        "config/imagenet.yaml",
+        "config/imagenet-sample.yaml",
+        "config/finetune-sample.yaml",
+    ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
     extra = []
     workdir = tmp_path
     if configfile == "config/imagenet.yaml":
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
-    if configfile == "config/imagenet-sample.yaml":
+    if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml"):
         # its paths are relative to a checkout with ../shared beside it
         shared = REPO.parent / "shared"
         if not shared.is_dir():
@@ -46,6 +52,8 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     job_stats = [line.split() for line in result.stdout.splitlines()]
     planned = {row[0] for row in job_stats if len(row) == 2 and row[1].isdigit()}
     assert {"index", "samples", "score", "predict_shard", "curves", "summary"} <= planned, planned
+    if configfile == "config/finetune-sample.yaml":
+        assert {"finetune_epoch", "retraining_table", "overlap_report"} <= planned, planned
 
 
 @pytest.mark.parametrize(

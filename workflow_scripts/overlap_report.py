@@ -10,29 +10,22 @@ from vcrbench.retraining import replicate_areas  # noqa: E402
 from vcrbench.tables import read_table, write_table, write_text  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "overlap") as log:
-    p = snakemake.params
-    folders, results = p.folders, p.results
-    models = list(dict.fromkeys([*p.roles.values(), p.baseline]))
-    index = read_table(snakemake.input.index)
+    p, inputs = snakemake.params, snakemake.input
+    keys = [tuple(key) for key in p.pair_keys]  # the order of the per-(model, corruption) inputs
+    index = read_table(inputs.index)
     clean = {
-        m: clean_correct(index, read_table(f"{results}/predictions/{folders[m]}/clean.parquet"),
-                         p.classes)
-        for m in models
+        m: clean_correct(index, read_table(path), p.classes)
+        for m, path in zip(p.models, inputs.clean, strict=True)
     }
-    outcomes = {
-        (m, c): read_table(f"{results}/outcomes/{folders[m]}/{c}.parquet")
-        for m in models for c in p.candidates
-    }
+    outcomes = {key: read_table(path) for key, path in zip(keys, inputs.outcomes, strict=True)}
     summary = read_table(snakemake.input.summary).to_pylist()
     r_a = {
         (r["model"], r["corruption"]): r["R"] for r in summary
         if r["metric"] == "accuracy" and r["classes"] == p.classes
     }
     r_a_replicates = {
-        (m, c): replicate_areas(
-            read_table(f"{results}/curves/{folders[m]}/{c}-replicates.parquet"), "accuracy",
-            p.classes)
-        for m in models for c in p.candidates
+        key: replicate_areas(read_table(path), "accuracy", p.classes)
+        for key, path in zip(keys, inputs.replicates, strict=True)
     }
     tables = overlap_report(
         roles=dict(p.roles), candidates=list(p.candidates), baseline=p.baseline,

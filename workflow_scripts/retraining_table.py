@@ -10,14 +10,9 @@ from vcrbench.summary import summary_csv  # noqa: E402
 from vcrbench.tables import read_table, write_table, write_text  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "retraining") as log:
-    folders, results = snakemake.params.folders, snakemake.params.results
+    keys = [tuple(key) for key in snakemake.params.replicate_keys]  # the order of input.replicates
     replicates = {
-        (name, corruption): read_table(
-            f"{results}/curves/{folders[name]}/{corruption}-replicates.parquet"
-        )
-        for pair in snakemake.params.pairs
-        for name in pair
-        for corruption in snakemake.params.corruptions
+        key: read_table(path) for key, path in zip(keys, snakemake.input.replicates, strict=True)
     }
     table = retraining_table(
         read_table(snakemake.input.summary), [tuple(p) for p in snakemake.params.pairs], replicates
