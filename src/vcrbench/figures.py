@@ -618,8 +618,8 @@ def plot_retraining(
                     ax.annotate("*", (j, top), ha="center", va="bottom", fontsize=12)
             quantity, metric, classes = panel
             symbol = {"accuracy": "a", "consistency": "p"}[metric]
-            title = f"{quantity}$_{symbol}$" + (" (16 classes)" if classes == 16 else "")
-            ax.set_title(f"{model_label(name)}: {title}", fontsize=9)
+            title = f"{quantity}$_{symbol}$" + (" (16 cl.)" if classes == 16 else "")
+            ax.set_title(f"{model_label(name)}\n{title}", fontsize=8)
             ax.set_xticks(x)
             ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
             ax.set_ylim(0, 1.05)
