@@ -108,6 +108,9 @@ def retraining_outputs():
 
 
 def overlap_models():
+    """The models the overlap report reads (none without overlap candidates)."""
+    if not OVERLAP_CANDIDATES:
+        return []
     return list(dict.fromkeys([*OVERLAP_ROLES.values(), OVERLAP_BASELINE]))
 
 

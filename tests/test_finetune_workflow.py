@@ -34,7 +34,7 @@ def _overlap_config(tmp_path, imagenet_sample) -> tuple:
     config.update(
         dataset={**sample, "categories16_only": True, "limit": 8},
         corruptions=["gaussian_noise", "brightness"],
-        sampling={**config["sampling"], "imagenet_c_n": 0},
+        sampling={**config["sampling"], "n": 40, "shard_size": 40, "imagenet_c_n": 0},
         threads={**config["threads"], "train": 1},
         overlap={"candidates": ["gaussian_noise", "brightness"], "standard": "base",
                  "train": {**sample, **TRAIN}, "finetune": TEMPLATE, "thresholds": [0.5]},
@@ -96,7 +96,7 @@ def test_killed_training_resumes_at_its_epoch_and_feeds_retraining_and_overlap(
 
     console = (tmp_path / "killed-run.txt").open("w")
     process = subprocess.Popen(
-        snakemake_command("--cores", "1", "--configfile", str(config_path), workdir=workdir),
+        snakemake_command("--cores", "2", "--configfile", str(config_path), workdir=workdir),
         cwd=REPO, stdout=console, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
