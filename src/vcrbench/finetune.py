@@ -45,7 +45,7 @@ import pyarrow as pa
 import torch
 
 from vcrbench.errors import VcrbenchError
-from vcrbench.seeding import name_words
+from vcrbench.seeding import name_words, seed_of
 
 LOG_SCHEMA = pa.schema(
     [
@@ -220,10 +220,7 @@ def augmentation_draws(spec: TrainingSpec, epoch: int, positions: range
         )
         for p in positions
     ]
-    seeds = []
-    for p in positions:
-        words = _epoch_key(spec, epoch, _NOISE, p).generate_state(2, np.uint32)
-        seeds.append(int((int(words[0]) | (int(words[1]) << 32)) & 0x7FFF_FFFF_FFFF_FFFF))
+    seeds = [seed_of(_epoch_key(spec, epoch, _NOISE, p)) for p in positions]
     params = {n: np.array([point[n] for point in points], np.float64) for n in names}
     return params, seeds
 

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from vcrbench.bootstrap import metric_interval
 from vcrbench.errors import VcrbenchError
 from vcrbench.overlap import (
     balance,
@@ -68,12 +70,11 @@ def clean_correct(index: pa.Table, clean: pa.Table, classes: int) -> np.ndarray:
 def image_sums(outcomes: pa.Table, image_ids: list[str], classes: int
                ) -> tuple[np.ndarray, np.ndarray]:
     """Per image of the index: (number of labelled samples, number of correct ones)."""
-    column = "correct" if classes == 1000 else "correct16"
+    column = outcomes.column("correct" if classes == 1000 else "correct16")
     position = {image_id: i for i, image_id in enumerate(image_ids)}
     where = np.array([position[i] for i in outcomes.column("image_id").to_pylist()], np.int64)
-    correct = outcomes.column(column).to_numpy(zero_copy_only=False)
-    known = np.array([c is not None for c in outcomes.column(column).to_pylist()])
-    values = np.where(known, correct, False).astype(np.float64)
+    known = pc.is_valid(column).to_numpy(zero_copy_only=False)
+    values = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(np.float64)
     n = len(image_ids)
     return (np.bincount(where[known], minlength=n).astype(np.float64),
             np.bincount(where, weights=values, minlength=n))
@@ -92,11 +93,9 @@ def _weighted_mean(weights: np.ndarray, counts: np.ndarray, sums: np.ndarray) ->
 
 
 def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return None, None
-    lo, hi = np.percentile(finite, [2.5, 97.5])
-    return float(lo), float(hi)
+    """95 % percentile interval of the finite values, None where there is none."""
+    lo, hi = metric_interval(values)
+    return _number(lo), _number(hi)
 
 
 def _number(x: float) -> float | None:

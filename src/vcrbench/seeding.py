@@ -40,10 +40,15 @@ def parameter_rng(seed: int, corruption: str, sample_id: int) -> np.random.Gener
     return np.random.default_rng(sample_key(seed, corruption, sample_id, PARAMETER_STREAM))
 
 
+def seed_of(key: np.random.SeedSequence) -> int:
+    """A 63-bit integer seed drawn from a seed sequence (fits an int64 column)."""
+    state = key.generate_state(2, np.uint32)
+    return int((int(state[0]) | (int(state[1]) << 32)) & 0x7FFF_FFFF_FFFF_FFFF)
+
+
 def noise_seed(seed: int, corruption: str, sample_id: int) -> int:
     """A 63-bit integer seed for the pixel noise of one sample (stored in the samples table)."""
-    state = sample_key(seed, corruption, sample_id, NOISE_STREAM).generate_state(2, np.uint32)
-    return int((int(state[0]) | (int(state[1]) << 32)) & 0x7FFF_FFFF_FFFF_FFFF)
+    return seed_of(sample_key(seed, corruption, sample_id, NOISE_STREAM))
 
 
 def torch_generator(sample_seed: int) -> torch.Generator:
