@@ -8,6 +8,7 @@ bins holding at least 20 samples. ImageNet-C corruptions are also sampled in ``i
 
     python benchmarks/bench_coverage.py [--n 2000] [--workers 2] [--corruptions a,b,...]
                                         [--spacing visual|linear] [--no-imagenet-c]
+                                        [--seed 0] [--save DIR]
 
 Prints a Markdown table; run on a quiet machine (about 10 minutes for all 14 at N = 2000,
 2 cores).
@@ -39,12 +40,14 @@ PAPER = {
 }
 
 
-def _dv(job: tuple[str, str, int, int, str]) -> tuple[str, str, np.ndarray, float]:
-    corruption, mode, n, shard_size, spacing = job
+def _dv(job: tuple[str, str, int, int, str, int]
+        ) -> tuple[str, str, np.ndarray, dict[str, np.ndarray], float]:
+    corruption, mode, n, shard_size, spacing, seed = job
     import torch
 
     torch.set_num_threads(1)
     from vcrbench.config import shard_count
+    from vcrbench.corruptions import CORRUPTIONS
     from vcrbench.datasets import build_index
     from vcrbench.samples import make_samples
     from vcrbench.scoring import score_shard
@@ -52,14 +55,16 @@ def _dv(job: tuple[str, str, int, int, str]) -> tuple[str, str, np.ndarray, floa
     start = time.perf_counter()
     index, _ = build_index("imagefolder", str(SAMPLE))
     ids = index.column("image_id").to_pylist()
-    values = []
+    values, params = [], []
     for shard in range(shard_count(n, shard_size)):
         samples = make_samples(
-            ids, corruption, seed=0, mode=mode, n=n, shard_size=shard_size, shard=shard,
+            ids, corruption, seed=seed, mode=mode, n=n, shard_size=shard_size, shard=shard,
             spacing=spacing,
         )
         values.append(score_shard(samples, index).column("dv").to_numpy())
-    return corruption, mode, np.concatenate(values), time.perf_counter() - start
+        params.append({p: samples.column(p).to_numpy() for p in CORRUPTIONS[corruption].parameters})
+    joined = {p: np.concatenate([shard[p] for shard in params]) for p in params[0]}
+    return corruption, mode, np.concatenate(values), joined, time.perf_counter() - start
 
 
 def main() -> None:
@@ -72,29 +77,30 @@ def main() -> None:
     parser.add_argument("--corruptions", default=",".join(CORRUPTIONS))
     parser.add_argument("--spacing", default="visual", choices=["visual", "linear"])
     parser.add_argument("--no-imagenet-c", action="store_true", help="only the uniform sample")
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     parser.add_argument("--save", help="folder to save each sample's Δv and parameters to (.npz)")
     args = parser.parse_args()
     if not SAMPLE.is_dir():
         raise SystemExit(f"{SAMPLE} is absent")
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     names = args.corruptions.split(",")
-    jobs = [(c, "uniform", args.n, 250, args.spacing) for c in names]
+    jobs = [(c, "uniform", args.n, 250, args.spacing, args.seed) for c in names]
     jobs += [
-        (c, "imagenet-c", args.n, 250, args.spacing)
+        (c, "imagenet-c", args.n, 250, args.spacing, args.seed)
         for c in names
         if CORRUPTIONS[c].imagenet_c_severities is not None and not args.no_imagenet_c
     ]
     results: dict[tuple[str, str], tuple[np.ndarray, float]] = {}
     with ProcessPoolExecutor(args.workers) as pool:
-        for corruption, mode, dv, seconds in pool.map(_dv, jobs):
+        for corruption, mode, dv, params, seconds in pool.map(_dv, jobs):
             results[(corruption, mode)] = (dv, seconds)
             if args.save:
                 Path(args.save).mkdir(parents=True, exist_ok=True)
-                np.savez(Path(args.save) / f"{corruption}-{mode}.npz", dv=dv)
+                np.savez(Path(args.save) / f"{corruption}-{mode}.npz", dv=dv, **params)
     print(
         f"N = {args.n} per corruption and mode, {args.spacing} spacing, {BINS} bins, "
         f"L = {MIN_COUNT}, "
-        f"{SAMPLE.name} (1,000 ImageNet images), seed 0\n"
+        f"{SAMPLE.name} (1,000 ImageNet images), seed {args.seed}\n"
     )
     print(
         "| corruption | coverage, uniform (ours) | coverage, ImageNet-C severities (ours) "

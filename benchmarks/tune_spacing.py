@@ -1,21 +1,27 @@
-"""Choose each corruption's ``visual`` spacing (registry ``spacing``) from measured Δv.
+"""Choose each corruption's ``visual`` spacing (registry ``spacing``, ``spacing_power``,
+``coupling``) from measured Δv.
 
-A parameter with log spacing floor ``f`` draws its normalised distance from the clean value
-log-uniformly, ``d = f ** (1 − U(0, 1))`` (density ``1 / (d ln(1/f))`` on ``[f, 1]``); without
-one, ``d = U(0, 1)`` (linear, the paper's). See ``vcrbench.corruptions.sampling``. One proposal
-sample per corruption is scored once, with ``d`` drawn from the mixture ``q = ½ U(0, 1) +
-½ U(0, 1) ** 4`` for every parameter (heavy near the clean value, so that every candidate in the
-grid has bounded importance weights ``p / q``). For every combination of candidates the
-expected number of samples per Δv bin at the benchmark's N follows from the importance-weighted
-proposal; the combination with the most bins expected to hold at least ``margin × L`` samples
-wins (ties: linear parameters first, then the larger floors). The result is checked by sampling
-for real in ``bench_coverage.py``.
+A parameter with log spacing floor ``f`` and power ``g`` draws its normalised distance from the
+clean value as ``d = f ** ((1 − t) ** g)``, ``t ~ U(0, 1)`` (``g = 1``: log-uniform on
+``[f, 1]``); without a floor, ``d = t`` (linear, the paper's). With coupling ρ the ``t`` of a
+corruption's parameters are tied by an equicorrelated Gaussian copula. See
+``vcrbench.corruptions.sampling``. One proposal sample per corruption is scored once, with ``d``
+drawn independently from the mixture ``q = ½ U(0, 1) + ½ U(0, 1) ** 4`` for every parameter
+(heavy near the clean value, so that most candidates have bounded importance weights ``p / q``).
+For every combination of candidate floors (per parameter), one power (shared by the floored
+parameters) and one coupling, the expected number of samples per Δv bin at the benchmark's N
+follows from the importance-weighted proposal: ``p`` is the product of the marginal densities
+times the copula density. The combination with the most bins expected to hold at least
+``margin × L`` samples wins (ties: the fuller bins, then weaker coupling, power nearer 1, linear
+parameters). Importance weights are noisy for strong couplings, so the leaders are checked by
+sampling for real with ``bench_coverage.py`` (docs/corruptions.md) before they enter the
+registry.
 
     python benchmarks/tune_spacing.py [--proposal 1200] [--n 2000] [--workers 2]
                                       [--corruptions a,b] [--cache /tmp/vcrbench-tune]
 
-Prints, per corruption, the chosen exponents and the predicted coverage, with linear spacing
-(the paper's) and with the registry's current exponents for comparison.
+Prints, per corruption, the predicted coverage with linear spacing (the paper's), with the
+registry's spacing, and with the best candidate, and that candidate.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ BINS, MIN_COUNT = 40, 20
 #: Candidate log floors per parameter; None is linear spacing.
 GRID = (None, 0.1, 0.03, 0.01, 0.003, 0.001, 0.0003)
 PROPOSAL_POWER = 4.0
+#: Candidate spacing powers (one per corruption, on all its floored parameters) and couplings.
+POWERS = (0.4, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0)
+COUPLINGS = (0.0, 0.3, 0.5, 0.7, 0.85)
 
 
 def _proposal(corruption: str, m: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -85,12 +94,37 @@ def _score(job: tuple[str, int, str]) -> str:
     return corruption
 
 
-def _density(d: np.ndarray, floor: float | None) -> np.ndarray:
-    """Density of the normalised distance d under linear (None) or log spacing with a floor."""
+def _distance_law(d: np.ndarray, floor: float | None, power: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """CDF and density of the normalised distance d from the clean value: linear (floor None),
+    or ``d = floor ** ((1 − t) ** power)`` with t ~ U(0, 1) (see ``corruptions.sampling``)."""
     if floor is None:
-        return np.ones_like(d)
+        return np.clip(d, 0.0, 1.0), np.ones_like(d)
     inside = d >= floor
-    return np.where(inside, 1.0 / (np.maximum(d, floor) * np.log(1.0 / floor)), 0.0)
+    r = np.clip(np.log(np.maximum(d, floor)) / np.log(floor), 0.0, 1.0)  # (1 − t) ** power
+    cdf = np.where(inside, 1.0 - r ** (1.0 / power), 0.0)
+    density = np.where(
+        inside,
+        np.maximum(r, 1e-300) ** (1.0 / power - 1.0)
+        / (power * np.maximum(d, floor) * np.log(1.0 / floor)),
+        0.0,
+    )
+    return cdf, density
+
+
+def _copula_density(cdfs: list[np.ndarray], rho: float) -> np.ndarray | float:
+    """Density of the equicorrelated Gaussian copula (correlation ``rho``) at the given CDFs."""
+    k = len(cdfs)
+    if rho == 0 or k == 1:
+        return 1.0
+    from scipy.special import ndtri
+
+    z = np.stack([ndtri(np.clip(c, 1e-12, 1 - 1e-12)) for c in cdfs])
+    inverse_diagonal = 1.0 / (1.0 - rho)
+    inverse_common = rho / ((1.0 - rho) * (1.0 + (k - 1) * rho))
+    quadratic = (inverse_diagonal - 1.0) * (z**2).sum(0) - inverse_common * z.sum(0) ** 2
+    determinant = (1.0 - rho) ** (k - 1) * (1.0 + (k - 1) * rho)
+    return determinant**-0.5 * np.exp(-0.5 * quadratic)
 
 
 def _proposal_density(d: np.ndarray) -> np.ndarray:
@@ -98,17 +132,28 @@ def _proposal_density(d: np.ndarray) -> np.ndarray:
     return 0.5 + 0.5 * d ** (1.0 / PROPOSAL_POWER - 1.0) / PROPOSAL_POWER
 
 
-def predicted_coverage(dv: np.ndarray, distances: dict[str, np.ndarray],
-                       floors: dict[str, float | None], n: int, threshold: float) -> float:
-    """Fraction of bins whose expected count at N = n reaches ``threshold``."""
+def expected_counts(dv: np.ndarray, distances: dict[str, np.ndarray],
+                    floors: dict[str, float | None], powers: dict[str, float], rho: float,
+                    n: int) -> np.ndarray:
+    """Expected samples per Δv bin at N = n under the given spacing (importance-weighted)."""
     from vcrbench.binning import bin_index
 
-    weight = np.ones(dv.size)
+    weight, cdfs = np.ones(dv.size), []
     for name, d in distances.items():
-        weight *= _density(d, floors[name]) / _proposal_density(d)
+        cdf, density = _distance_law(d, floors[name], powers.get(name, 1.0))
+        weight *= density / _proposal_density(d)
+        cdfs.append(cdf)
+    weight = weight * _copula_density(cdfs, rho)
     expected = np.bincount(bin_index(dv, BINS), weights=weight, minlength=BINS)
-    expected *= n / weight.sum()
-    return float(np.mean(expected >= threshold))
+    return expected * n / weight.sum()
+
+
+def predicted_coverage(dv: np.ndarray, distances: dict[str, np.ndarray],
+                       floors: dict[str, float | None], n: int, threshold: float,
+                       powers: dict[str, float] | None = None, rho: float = 0.0) -> float:
+    """Fraction of bins whose expected count at N = n reaches ``threshold``."""
+    counts = expected_counts(dv, distances, floors, powers or {}, rho, n)
+    return float(np.mean(counts >= threshold))
 
 
 def main() -> None:
@@ -132,27 +177,35 @@ def main() -> None:
 
     threshold = args.margin * MIN_COUNT
     print(f"predicted coverage at N = {args.n}, {BINS} bins, expected count ≥ {threshold:g}\n")
-    print("| corruption | linear | registry | best | best log floors |")
-    print("|---|---|---|---|---|")
+    print("| corruption | linear | registry | best | best log floors | power | coupling |")
+    print("|---|---|---|---|---|---|---|")
     for c in names:
+        spec = CORRUPTIONS[c]
         data = np.load(Path(args.cache) / f"{c}-{args.proposal}.npz")
         dv = data["dv"]
-        params = list(CORRUPTIONS[c].parameters)
+        params = list(spec.parameters)
         distances = {p: data[f"d_{p}"] for p in params}
         linear = predicted_coverage(dv, distances, dict.fromkeys(params), args.n, threshold)
-        registry = {p: CORRUPTIONS[c].spacing.get(p) for p in params}
-        current = predicted_coverage(dv, distances, registry, args.n, threshold)
-        best, best_key, best_ks = -1.0, None, None
+        current = predicted_coverage(
+            dv, distances, {p: spec.spacing.get(p) for p in params}, args.n, threshold,
+            dict(spec.spacing_power), spec.coupling)
+        best, best_key, best_choice = -1.0, None, None
         for combo in itertools.product(GRID, repeat=len(params)):
             floors = dict(zip(params, combo, strict=True))
-            cov = predicted_coverage(dv, distances, floors, args.n, threshold)
-            key = (round(cov, 4), sum(f is None for f in combo),
-                   sum(np.log(f) for f in combo if f is not None))
-            if best_key is None or key > best_key:
-                best, best_key, best_ks = cov, key, floors
-        chosen = ", ".join(f"{p}={'linear' if f is None else f'{f:g}'}"
-                           for p, f in best_ks.items())
-        print(f"| {c} | {linear:.3f} | {current:.3f} | {best:.3f} | {chosen} |")
+            for power in POWERS if any(combo) else (1.0,):
+                for rho in COUPLINGS if len(params) > 1 else (0.0,):
+                    counts = expected_counts(dv, distances, floors, dict.fromkeys(params, power),
+                                             rho, args.n)
+                    cov = float(np.mean(counts >= threshold))
+                    # ties: the fuller bins, then the simpler spacing
+                    key = (round(cov, 4), round(float(np.minimum(counts / threshold, 1).mean()), 3),
+                           -rho, -abs(np.log(power)), sum(f is None for f in combo))
+                    if best_key is None or key > best_key:
+                        best, best_key, best_choice = cov, key, (floors, power, rho)
+        floors, power, rho = best_choice
+        chosen = ", ".join(f"{p}={'linear' if f is None else f'{f:g}'}" for p, f in floors.items())
+        print(f"| {c} | {linear:.3f} | {current:.3f} | {best:.3f} | {chosen} | {power:g} | "
+              f"{rho:g} |")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from vcrbench.config import evaluated_models, model_slug, shard_count, validate_config  # noqa: E402
 from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
+from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
 from vcrbench.human_sources import human_assignments, source_name  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402
 
@@ -78,6 +79,13 @@ def model_checkpoint(wildcards):
 def previous_epoch_checkpoint(wildcards):
     epoch = int(wildcards.epoch)
     return [] if epoch == 1 else f"{RESULTS}/models/{wildcards.name}/epochs/epoch-{epoch - 1}.pt"
+
+
+def augmentation_definition(wildcards):
+    """The registry's sampling definition of an entry's augmentation corruption (None without):
+    a rule parameter, so that a change to that corruption's domain or spacing retrains."""
+    corruption = FINETUNE[wildcards.name]["augmentation"]["corruption"]
+    return None if corruption is None else sampling_definition(corruption)
 
 
 def last_epoch_checkpoint(wildcards):

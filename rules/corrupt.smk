@@ -6,6 +6,7 @@ rule samples:
     params:
         seed=config["seed"],
         sampling=config["sampling"],
+        definition=lambda wc: sampling_definition(wc.corruption),
     log:
         f"{RESULTS}/logs/samples/{{corruption}}.log",
     threads: 1

@@ -31,6 +31,7 @@ rule finetune_epoch:
         log_row=f"{RESULTS}/models/{{name}}/epochs/epoch-{{epoch}}.parquet",
     params:
         entry=lambda wildcards: FINETUNE[wildcards.name],
+        augmentation_definition=augmentation_definition,
         seed=config["seed"],
         device=config["device"],
     log:

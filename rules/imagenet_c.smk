@@ -8,6 +8,7 @@ use rule samples as imagenet_c_samples with:
     params:
         seed=config["seed"],
         sampling={**config["sampling"], "mode": "imagenet-c", "n": IC_N},
+        definition=lambda wc: sampling_definition(wc.corruption, "imagenet-c"),
     log:
         f"{RESULTS}/logs/imagenet-c/samples/{{corruption}}.log",
 

@@ -11,6 +11,7 @@ from conftest import REPO
 from PIL import Image
 
 from vcrbench.cli import main
+from vcrbench.corruptions import CORRUPTIONS
 from vcrbench.datasets import prepare_image
 
 
@@ -25,6 +26,15 @@ def test_corruptions_json_lists_all_fourteen(capsys):
     assert len(entries) == 14
     for entry in entries:
         assert entry["parameters"] and entry["visual_class"] and entry["source"]
+    glass = next(e for e in entries if e["name"] == "glass_blur")
+    spec = CORRUPTIONS["glass_blur"]
+    assert glass["visual_coupling"] == spec.coupling
+    for param, described in glass["parameters"].items():
+        assert (described["low"], described["high"]) == spec.parameters[param]
+        assert described["clean"] == spec.identity[param]
+        assert described["visual_log_floor"] == spec.spacing.get(param)
+        if param not in spec.spacing:
+            assert described["visual_power"] is None
 
 
 def test_corrupt_is_reproducible_and_prints_parameters(tmp_path, capsys):

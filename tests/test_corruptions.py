@@ -130,6 +130,11 @@ def seeded_numpy(seed: int):
 # --------------------------------------------------------------------------- registry
 
 
+def test_the_documented_domain_table_is_the_registry():
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "corruptions.md").read_text()
+    assert DOMAIN_TABLE in docs, "docs/corruptions.md: paste vcrbench.corruptions.DOMAIN_TABLE"
+
+
 def test_registry_lists_the_paper_corruptions_in_order():
     assert list(CORRUPTIONS) == PAPER_ORDER
     for name, spec in CORRUPTIONS.items():

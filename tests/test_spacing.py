@@ -4,7 +4,10 @@ the clean value with each side's probability kept; the registry's floors."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import json
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -14,6 +17,7 @@ from vcrbench.corruptions import registry
 from vcrbench.corruptions.registry import CORRUPTIONS, get_corruption
 from vcrbench.corruptions.sampling import (
     sample_parameters,
+    sampling_definition,
     space_towards_clean,
     uniform_samples,
 )
@@ -104,7 +108,7 @@ def test_an_asymmetric_domain_keeps_its_side_probabilities(monkeypatch):
 @pytest.mark.parametrize(
     ("name", "param"),
     [("gaussian_blur", "sigma"), ("uniform_noise", "width"), ("color_jitter", "hue"),
-     ("glass_blur", "max_delta")],
+     ("hue_saturation_value", "sat_shift")],
 )
 def test_visual_spacing_is_log_uniform_in_the_distance_from_clean(name, param):
     spec = get_corruption(name)
@@ -131,13 +135,113 @@ def test_visual_spacing_is_log_uniform_in_the_distance_from_clean(name, param):
 def test_unfloored_parameters_are_linear_in_both_spacings(name):
     spec = get_corruption(name)
     params = [p for p in spec.parameters if p not in spec.spacing]
-    visual = uniform_samples(name, SEED, range(200), "visual")
-    linear = uniform_samples(name, SEED, range(200), "linear")
-    for v, lin in zip(visual, linear, strict=True):
-        assert [v[p] for p in params] == [lin[p] for p in params]
+    visual = uniform_samples(name, SEED, range(DRAWS), "visual")
+    linear = uniform_samples(name, SEED, range(DRAWS), "linear")
+    if spec.coupling == 0:
+        for v, lin in zip(visual, linear, strict=True):
+            assert [v[p] for p in params] == [lin[p] for p in params]
+    for param in params:  # coupled or not, each stays uniform over its domain
+        low, high = spec.parameters[param]
+        values = np.array([v[param] for v in visual])
+        assert kstest(values, "uniform", args=(low, high - low)).pvalue > 0.001, param
     floored = [p for p in spec.parameters if p in spec.spacing]
     assert all(any(v[p] != lin[p] for v, lin in zip(visual, linear, strict=True))
-                           for p in floored)
+               for p in floored)
+
+
+def _coupled_variant(monkeypatch, rho: float, powers: dict[str, float]):
+    """color_jitter with hue floor 0.003, the given powers and coupling ``rho``."""
+    spec = dataclasses.replace(get_corruption("color_jitter"), spacing={"hue": 0.003},
+                               spacing_power=powers, coupling=rho)
+    monkeypatch.setitem(registry.CORRUPTIONS, "color_jitter", spec)
+    return spec
+
+
+def _uniform_distances(spec, param: str, values: np.ndarray) -> np.ndarray:
+    """Invert the visual spacing: the uniform t in [0, 1] behind each drawn value."""
+    low, high = spec.parameters[param]
+    clean = spec.identity[param]
+    d = np.abs(values - clean) / np.where(values > clean, high - clean, clean - low)
+    floor = spec.spacing.get(param)
+    if floor is None:
+        return d
+    power = spec.spacing_power.get(param, 1.0)
+    return 1.0 - (np.log(d) / math.log(floor)) ** (1.0 / power)
+
+
+@pytest.mark.parametrize("rho", [0.3, 0.8])
+def test_coupling_is_a_gaussian_copula_with_the_marginals_kept(monkeypatch, rho):
+    spec = _coupled_variant(monkeypatch, rho, {"hue": 1.5})
+    samples = uniform_samples("color_jitter", SEED, IDS)
+    t = {p: _uniform_distances(spec, p, np.array([s[p] for s in samples]))
+         for p in spec.parameters}
+    scores = {}
+    for param, values in t.items():
+        assert kstest(values, "uniform").pvalue > 0.001, param  # each marginal unchanged
+        scores[param] = np.array([NormalDist().inv_cdf(min(max(v, 1e-12), 1 - 1e-12))
+                                  for v in values])
+    # the normal scores of any two parameters have correlation rho (standard error ~ (1 - rho²)
+    # / sqrt(n)), and each side of the clean value keeps its probability
+    se = (1 - rho**2) / math.sqrt(DRAWS)
+    for a, b in itertools.combinations(spec.parameters, 2):
+        r = np.corrcoef(scores[a], scores[b])[0, 1]
+        assert abs(r - rho) < 5 * se, (a, b, r)
+    hue = np.array([s["hue"] for s in samples])
+    assert _binomial_ok(int((hue > 0).sum()), DRAWS, 0.5)
+    # the linear spacing ignores the coupling: still the paper's independent draws
+    linear = uniform_samples("color_jitter", SEED, IDS, "linear")
+    lin = np.array([[s[p] for p in spec.parameters] for s in linear])
+    assert np.all(np.abs(np.corrcoef(lin.T) - np.eye(4)) < 5 / math.sqrt(DRAWS))
+
+
+def test_without_coupling_the_parameters_are_independent(monkeypatch):
+    spec = _coupled_variant(monkeypatch, 0.0, {})
+    samples = uniform_samples("color_jitter", SEED, IDS)
+    t = np.array([_uniform_distances(spec, p, np.array([s[p] for s in samples]))
+                  for p in spec.parameters])
+    assert np.all(np.abs(np.corrcoef(t) - np.eye(4)) < 5 / math.sqrt(DRAWS))
+
+
+@pytest.mark.parametrize("power", [0.4, 2.5])
+def test_spacing_power_tilts_the_log_distance(monkeypatch, power):
+    _coupled_variant(monkeypatch, 0.0, {"hue": power})
+    hue = np.array([s["hue"] for s in uniform_samples("color_jitter", SEED, IDS)])
+    log_ratio = np.log(np.abs(hue) / 0.5) / math.log(0.003)  # (1 − t) ** power
+    assert np.all((log_ratio >= -1e-12) & (log_ratio <= 1 + 1e-12))
+    assert kstest(log_ratio ** (1 / power), "uniform").pvalue > 0.001
+    # a power above 1 draws more of the far end than the log-uniform draw
+    median_far = np.median(np.abs(hue))
+    plain = 0.5 * 0.003 ** 0.5
+    assert (median_far > plain) == (power > 1), (median_far, plain)
+
+
+@pytest.mark.parametrize("name", list(CORRUPTIONS))
+def test_every_registered_spacing_inverts_to_uniform_draws(name):
+    # whatever floor, power and coupling the registry gives, each parameter is a monotone map
+    # of one uniform draw per side: inverting the documented map must give U(0, 1) again
+    spec = get_corruption(name)
+    samples = uniform_samples(name, SEED, range(2000))
+    for param in spec.parameters:
+        t = _uniform_distances(spec, param, np.array([s[param] for s in samples]))
+        assert kstest(t, "uniform").pvalue > 0.001, param
+
+
+def test_registered_couplings_and_powers_are_valid():
+    for spec in CORRUPTIONS.values():
+        assert 0 <= spec.coupling < 1
+        assert set(spec.spacing_power) <= set(spec.spacing)
+        assert all(g > 0 for g in spec.spacing_power.values())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"coupling": 1.0}, {"coupling": -0.1}, {"spacing_power": {"sigma": 0.0}},
+     {"spacing_power": {"radius": 2.0}}, {"spacing_power": {"sigma": float("inf")}}],
+)
+def test_registry_rejects_bad_couplings_and_powers(change):
+    spec = get_corruption("gaussian_blur")
+    with pytest.raises(ValueError, match="coupling|spacing_power"):
+        dataclasses.replace(spec, **change)
 
 
 @pytest.mark.parametrize("spacing", ["visual", "linear"])
@@ -185,3 +289,25 @@ def test_registry_rejects_floors_of_unknown_parameters_and_accepts_good_ones():
     for corruption in CORRUPTIONS.values():
         assert all(0 < f < 1 for f in corruption.spacing.values())
         assert set(corruption.spacing) <= set(corruption.parameters)
+
+
+def test_sampling_definition_changes_exactly_with_the_draws(monkeypatch):
+    before = {name: sampling_definition(name) for name in CORRUPTIONS}
+    assert json.loads(json.dumps(before)) == before  # a plain JSON value (a rule parameter)
+    assert before["glass_blur"]["coupling"] == CORRUPTIONS["glass_blur"].coupling
+    spec = get_corruption("frost")
+    imagenet_c_before = sampling_definition("frost", "imagenet-c")
+    assert imagenet_c_before["imagenet_c"] == [dict(level) for level in
+                                               spec.imagenet_c_severities]
+    for change in ({"coupling": 0.3}, {"spacing_power": {"frost_weight": 1.5}},
+                   {"spacing": {"frost_weight": 0.01}}):
+        monkeypatch.setitem(registry.CORRUPTIONS, "frost", dataclasses.replace(spec, **change))
+        after = {name: sampling_definition(name) for name in CORRUPTIONS}
+        assert after["frost"] != before["frost"], change
+        assert {n: d for n, d in after.items() if n != "frost"} == {
+            n: d for n, d in before.items() if n != "frost"}
+        # the ImageNet-C severities do not depend on the spacing
+        assert sampling_definition("frost", "imagenet-c") == imagenet_c_before
+    monkeypatch.setitem(registry.CORRUPTIONS, "frost", dataclasses.replace(
+        spec, imagenet_c_severities=(spec.imagenet_c_severities[0],) * 5))
+    assert sampling_definition("frost", "imagenet-c") != imagenet_c_before

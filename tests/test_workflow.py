@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from workflow_helpers import REPO, snakemake
+from workflow_helpers import REPO, SNAKEMAKE, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -137,6 +139,36 @@ def test_tiny_run_figures_rebuild_from_tables_only(tiny_run, tmp_path):
     ]
     plotting = [j for j in jobs if j != "figures"]  # "figures" is the target rule itself
     assert plotting and all(j.startswith("figure_") for j in plotting), jobs
+
+
+def test_a_registry_change_redraws_only_the_samples_it_touches(tiny_run, tmp_path):
+    # a copy of the workflow whose registry gives gaussian_blur another visual spacing power
+    source = tmp_path / "source"
+    source.mkdir()
+    for part in ("Snakefile", "config.yaml", "rules", "workflow_scripts", "src", "envs",
+                 "schemas", "report", "config"):
+        if (REPO / part).is_dir():
+            shutil.copytree(REPO / part, source / part,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(REPO / part, source / part)
+    registry = source / "src" / "vcrbench" / "corruptions" / "registry.py"
+    text = registry.read_text()
+    old = 'blur.gaussian_blur, spacing={"sigma": 0.01}'
+    assert text.count(old) == 1
+    registry.write_text(text.replace(old, old + ', spacing_power={"sigma": 1.5}'))
+    workdir = tmp_path / "run"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--snakefile", str(source / "Snakefile"), "--directory", str(workdir), "-n",
+         "--configfile", TEST_CONFIG, "--config", TINY_MODELS],
+        cwd=source, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    planned = result.stdout
+    sampling_jobs = re.findall(r"rule (\w*samples):\n(?:.*\n)*?\s+wildcards: corruption=(\w+)",
+                               planned)
+    assert sampling_jobs == [("samples", "gaussian_blur")], sampling_jobs
+    assert "corruption=gaussian_noise" not in planned  # nothing of the untouched corruption
 
 
 @pytest.mark.shared

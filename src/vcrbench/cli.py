@@ -24,7 +24,13 @@ def _corruptions(args: argparse.Namespace) -> None:
             "source": c.source,
             "visual_class": c.visual_class,
             "stochastic": c.stochastic,
-            "parameters": {k: {"low": lo, "high": hi} for k, (lo, hi) in c.parameters.items()},
+            "parameters": {
+                k: {"low": lo, "high": hi, "clean": c.identity[k],
+                    "visual_log_floor": c.spacing.get(k),
+                    "visual_power": c.spacing_power.get(k, 1.0) if k in c.spacing else None}
+                for k, (lo, hi) in c.parameters.items()
+            },
+            "visual_coupling": c.coupling,
             "imagenet_c_severities": (
                 None
                 if c.imagenet_c_severities is None

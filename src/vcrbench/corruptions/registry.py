@@ -60,6 +60,13 @@ class Corruption:
     #: (0, 1); the normalised distance from the clean value is drawn log-uniformly on [f, 1].
     #: Parameters not listed are spaced linearly.
     spacing: Mapping[str, float] = field(default_factory=dict)
+    #: ``visual`` spacing: parameter (one with a floor) -> power g > 0 on the distance draw,
+    #: ``f ** ((1 − t) ** g)``: 1 (default) is log-uniform, g > 1 moves samples towards the far
+    #: end of the domain, g < 1 towards the floor.
+    spacing_power: Mapping[str, float] = field(default_factory=dict)
+    #: ``visual`` spacing: Gaussian-copula correlation ρ in [0, 1) between the parameters'
+    #: distance draws (mild with mild, strong with strong); 0 draws them independently.
+    coupling: float = 0.0
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -71,6 +78,12 @@ class Corruption:
         if set(spacing) - set(self.parameters) or not all(0 < f < 1 for f in spacing.values()):
             raise ValueError(f"{self.name}: spacing maps its parameters to floors in (0, 1)")
         object.__setattr__(self, "spacing", MappingProxyType(spacing))
+        powers = {p: float(g) for p, g in self.spacing_power.items()}
+        if set(powers) - set(spacing) or not all(0 < g < np.inf for g in powers.values()):
+            raise ValueError(f"{self.name}: spacing_power maps floored parameters to powers > 0")
+        object.__setattr__(self, "spacing_power", MappingProxyType(powers))
+        if not 0 <= self.coupling < 1:
+            raise ValueError(f"{self.name}: coupling is a correlation in [0, 1)")
         if self.imagenet_c_severities is not None:
             object.__setattr__(self, "imagenet_c_severities", tuple(
                 MappingProxyType(dict(level)) for level in self.imagenet_c_severities))
@@ -88,7 +101,8 @@ def validate_point(spec: Corruption, point: Mapping[str, float]) -> None:
 def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tuple[float, float]],
            severities: list[tuple[float, ...]] | None, stochastic: bool,
            identity: tuple[float, ...], strongest: tuple[float, ...], docs: str,
-           function: CorruptionFn, spacing: dict[str, float] | None = None) -> Corruption:
+           function: CorruptionFn, spacing: dict[str, float] | None = None,
+           spacing_power: dict[str, float] | None = None, coupling: float = 0.0) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -97,7 +111,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         stochastic=stochastic,
         identity=dict(zip(names, identity, strict=True)),
         strongest=dict(zip(names, strongest, strict=True)),
-        docs=" ".join(docs.split()), function=function, spacing=spacing or {})
+        docs=" ".join(docs.split()), function=function, spacing=spacing or {},
+        spacing_power=spacing_power or {}, coupling=coupling)
 
 
 def get_corruption(name: str) -> Corruption:
@@ -276,7 +291,8 @@ _ENTRIES = [
         again. max_delta and iterations are integers: the continuous value is rounded half up
         (the end values get half-width intervals). ImageNet-C stops at (1.5, 4, 2), dv 0.73 to
         0.86; at (6, 12, 4) dv is 0.96.""",
-        blur.glass_blur, spacing={"sigma": 0.03, "max_delta": 0.003}),
+        blur.glass_blur, spacing={"sigma": 0.05, "max_delta": 0.003},
+        spacing_power={"sigma": 0.7, "max_delta": 0.7}, coupling=0.5),
     _entry(
         "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, 40.0)},
         [(1.0,), (2.0,), (3.0,), (4.0,), (6.0,)],
@@ -303,7 +319,8 @@ _ENTRIES = [
         degrees as in ImageNet-C. Either parameter at 0 is the clean image. ImageNet-C: (10, 3)
         to (20, 15), dv 0.75 to 0.93; at (100, 60) dv is 0.96 (structure across the streak
         survives longest).""",
-        blur.motion_blur, spacing={"radius": 0.006, "sigma": 0.006}),
+        blur.motion_blur, spacing={"radius": 0.006, "sigma": 0.006},
+        spacing_power={"radius": 0.5, "sigma": 0.5}, coupling=0.7),
     _entry(
         "brightness", "imagenet-c", "colour", {"shift": (0.0, 1.0)},
         [(0.1,), (0.2,), (0.3,), (0.4,), (0.5,)],
@@ -312,7 +329,7 @@ _ENTRIES = [
         every pixel has V = 1 and only hue and saturation are left (grey turns white): dv 0.88
         on average, up to 1 for dull images. ImageNet-C: dv 0.31 to 0.77. (ImageNet-C groups
         brightness under 'weather'; visually it is a colour change.)""",
-        colour.brightness, spacing={"shift": 0.01}),
+        colour.brightness, spacing={"shift": 0.01}, spacing_power={"shift": 2.0}),
     _entry(
         "frost", "imagenet-c", "weather",
         {"image_weight": (0.0, 1.0), "frost_weight": (0.0, 1.0)},
@@ -323,7 +340,7 @@ _ENTRIES = [
         sampled over [0, 1]: (1, 0) is the clean image, (0, 1) the photograph alone (dv 0.98).
         ImageNet-C's five pairs lie on image_weight + frost_weight = 1.35 to 1.4, dv 0.61 to
         0.76.""",
-        weather.frost, spacing={"frost_weight": 0.003}),
+        weather.frost, spacing={"frost_weight": 0.003}, coupling=0.8),
     _entry(
         "blur", "albumentations", "blur", {"ksize": (1.0, 51.0)},
         None, False, (1.0,), (51.0,),
@@ -337,7 +354,7 @@ _ENTRIES = [
         """Albumentations MedianBlur: cv2.medianBlur on 8-bit pixels, borders replicated, ksize
         rounded to the nearest odd integer (1 is the clean image). The median keeps edges, so it
         needs a wider window than the box: dv 0.96 at 101, 0.98 at 201.""",
-        blur.median_blur, spacing={"ksize": 0.003}),
+        blur.median_blur, spacing={"ksize": 0.0045}, spacing_power={"ksize": 0.4}),
     _entry(
         "hue_saturation_value", "albumentations", "colour",
         {"hue_shift": (-90.0, 90.0), "sat_shift": (-255.0, 255.0), "val_shift": (-255.0, 255.0)},
@@ -347,7 +364,7 @@ _ENTRIES = [
         on a 0-255 scale and clipped (grey pixels stay grey), each over its whole range. (0, 0,
         0) is the clean image; val_shift = -255 is black (dv 1), +255 sets V = 1 everywhere.""",
         colour.hue_saturation_value,
-        spacing={"hue_shift": 0.01, "sat_shift": 0.003, "val_shift": 0.01}),
+        spacing={"hue_shift": 0.01, "sat_shift": 0.003, "val_shift": 0.01}, coupling=0.7),
     _entry(
         "color_jitter", "albumentations", "colour",
         {"brightness": (0.0, 2.0), "contrast": (0.0, 2.0), "saturation": (0.0, 2.0),
@@ -359,7 +376,7 @@ _ENTRIES = [
         factors 1 - 1 to 1 + 1), [-0.5, 0.5] its whole hue range. The order of the four steps is
         random per image, as in Albumentations, drawn from the seed. Brightness or contrast 0
         gives dv 1.""",
-        colour.color_jitter, spacing={"hue": 0.003}),
+        colour.color_jitter, spacing={"hue": 0.003}, coupling=0.5),
     _entry(
         "uniform_noise", "geirhos2018", "noise", {"width": (0.0, 2.6)},
         None, True, (0.0,), (2.6,),
@@ -376,16 +393,22 @@ CORRUPTIONS: dict[str, Corruption] = {c.name: c for c in _ENTRIES}
 
 
 def _domain_table() -> str:
-    rows = ["| corruption | source | class | parameter | domain | clean at | visual spacing: log "
-            "floor | ImageNet-C 1–5 |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| corruption | source | class | parameter | domain | clean at | visual spacing | "
+            "visual coupling ρ | ImageNet-C 1–5 |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for c in CORRUPTIONS.values():
         for param, (low, high) in c.parameters.items():
             levels = ("–" if c.imagenet_c_severities is None else ", ".join(
                 f"{level[param]:.3g}" for level in c.imagenet_c_severities))
-            floor = f"{c.spacing[param]:g}" if param in c.spacing else "linear"
+            spacing = "linear"
+            if param in c.spacing:
+                spacing = f"log floor {c.spacing[param]:g}"
+                if c.spacing_power.get(param, 1.0) != 1.0:
+                    spacing += f", power {c.spacing_power[param]:g}"
+            coupling = f"{c.coupling:g}" if c.coupling else "–"
             rows.append(f"| {c.name} | {c.source} | {c.visual_class} | {param} | "
-                        f"[{low:g}, {high:g}] | {c.identity[param]:g} | {floor} | {levels} |")
+                        f"[{low:g}, {high:g}] | {c.identity[param]:g} | {spacing} | {coupling} | "
+                        f"{levels} |")
     return "\n".join(rows)
 
 

@@ -9,35 +9,54 @@ sample's parameters never depend on the shard, the batch or the other samples. T
 - ``visual`` (default): for parameters with a log floor ``f`` in the registry (``spacing``),
   ``u`` is moved towards the parameter's clean value ``c`` (registry ``identity``): with
   ``D`` the length of the side of the domain that ``u`` falls on and ``t = |u − c| / D``
-  (uniform in [0, 1]), the parameter is ``c ± D · f ** (1 − t)``, log-uniform in its distance
-  from the clean value between ``D · f`` and ``D``. Each side keeps its probability and the
-  parameter still reaches the end of the domain; only the visually negligible stretch
-  ``[c, c ± D · f]`` (Δv about 0) is left out. Δv grows about linearly in the *logarithm*
-  of most parameters (noise level, blur width), so a linear draw spends most samples where the
-  image is already destroyed and leaves the low-Δv bins nearly empty at the N of a benchmark
-  (the paper's 50,000 images per corruption hid this; its Table 2 still shows it for shot and
-  impulse noise). The floors were chosen per corruption to spread Δv evenly over the bins
-  (``benchmarks/tune_spacing.py``; measured coverage in docs/corruptions.md). Algorithm 1's
-  rates are per Δv bin, so the spacing changes which bins are estimated well, not what is
-  estimated. Parameters without a floor are linear in both spacings.
+  (uniform in [0, 1]), the parameter is ``c ± D · f ** ((1 − t) ** g)``, ``g`` the registry's
+  ``spacing_power`` (default 1: the distance from the clean value is log-uniform between
+  ``D · f`` and ``D``; ``g > 1`` puts more samples near the far end, ``g < 1`` near the floor).
+  Each side keeps its probability and the parameter still reaches the end of the domain; only
+  the visually negligible stretch ``[c, c ± D · f]`` (Δv about 0) is left out. Δv grows about
+  linearly in the *logarithm* of most parameters (noise level, blur width), so a linear draw
+  spends most samples where the image is already destroyed and leaves the low-Δv bins nearly
+  empty at the N of a benchmark (the paper's 50,000 images per corruption hid this; its
+  Table 2 still shows it for shot and impulse noise). For a corruption with ``coupling``
+  ρ > 0, the ``t`` of its parameters are first tied by a Gaussian copula
+  (:func:`couple_draws`, one extra normal draw per sample): each ``t`` stays uniform, but
+  mild settings of one parameter come with mild settings of the others, without which a small
+  Δv (every parameter near its clean value at once) is rare. Floors, powers and couplings were
+  chosen per corruption to spread Δv evenly over the bins (``benchmarks/tune_spacing.py``, then
+  measured with ``benchmarks/bench_coverage.py``; docs/corruptions.md). Algorithm 1's rates are
+  per Δv bin, so the spacing changes which bins are estimated well; within a bin, the mix of
+  parameter settings behind a Δv can differ from the linear draw's. Parameters without a floor
+  are linear in both spacings (uniform marginals, coupled or not).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 
-from vcrbench.corruptions.registry import get_corruption
+from vcrbench.corruptions.registry import Corruption, get_corruption
 from vcrbench.errors import VcrbenchError
 from vcrbench.seeding import parameter_rng
 
 SPACINGS = ("visual", "linear")
+_NORMAL = NormalDist()
+#: Distances this close to 0 or 1 are moved inside before ``Φ⁻¹`` (which is infinite there).
+_T_EDGE = 1e-12
+
+
+def _side_of_clean(u: float, low: float, high: float, clean: float) -> tuple[bool, float]:
+    """Whether ``u`` lies above the clean value (the longer side for ``u == clean``), and the
+    length of that side of the domain."""
+    upper = u > clean if u != clean else (high - clean) >= (clean - low)
+    return upper, (high - clean) if upper else (clean - low)
 
 
 def space_towards_clean(u: float, low: float, high: float, clean: float,
-                        floor: float | None) -> float:
-    """Map a uniform draw ``u`` in ``[low, high]`` to ``clean ± D · floor ** (1 − t)``.
+                        floor: float | None, power: float = 1.0) -> float:
+    """Map a uniform draw ``u`` in ``[low, high]`` to ``clean ± D · floor ** ((1 − t) ** power)``.
 
     ``t = |u − clean| / D``, ``D`` the length of ``u``'s side of the domain (module docstring);
     ``floor`` None returns ``u`` (linear spacing). ``u == clean`` maps to ``clean ± D · floor``
@@ -45,10 +64,31 @@ def space_towards_clean(u: float, low: float, high: float, clean: float,
     """
     if floor is None:
         return float(u)
-    upper = u > clean if u != clean else (high - clean) >= (clean - low)
-    side = (high - clean) if upper else (clean - low)
-    step = side * floor ** (1.0 - abs(u - clean) / side)
+    upper, side = _side_of_clean(u, low, high, clean)
+    step = side * floor ** ((1.0 - abs(u - clean) / side) ** power)
     return float(min(high, clean + step) if upper else max(low, clean - step))
+
+
+def couple_draws(draws: dict[str, float], spec: Corruption, shared: float) -> dict[str, float]:
+    """Correlate a corruption's uniform draws through a Gaussian copula, marginals unchanged.
+
+    Each draw ``u`` (uniform on its domain) is split into its side of the clean value and its
+    normalised distance ``t = |u − c| / D`` (uniform on [0, 1]); ``t`` becomes
+    ``Φ(√ρ · shared + √(1 − ρ) · Φ⁻¹(t))`` with ``ρ = spec.coupling`` and ``shared`` one standard
+    normal draw per sample, so ``t`` stays uniform, the side keeps its probability and the
+    distances of all parameters have Gaussian-copula correlation ``ρ``.
+    """
+    rho = spec.coupling
+    out = {}
+    for param, u in draws.items():
+        low, high = spec.parameters[param]
+        clean = spec.identity[param]
+        upper, side = _side_of_clean(u, low, high, clean)
+        t = min(max(abs(u - clean) / side, _T_EDGE), 1.0 - _T_EDGE)
+        z = math.sqrt(rho) * shared + math.sqrt(1.0 - rho) * _NORMAL.inv_cdf(t)
+        step = side * _NORMAL.cdf(z)
+        out[param] = min(high, clean + step) if upper else max(low, clean - step)
+    return out
 
 
 def sample_parameters(name: str, rng: np.random.Generator,
@@ -57,12 +97,16 @@ def sample_parameters(name: str, rng: np.random.Generator,
     spec = get_corruption(name)
     if spacing not in SPACINGS:
         raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of {SPACINGS}")
-    point = {}
-    for param, (low, high) in spec.parameters.items():
-        u = float(rng.uniform(low, high))
-        floor = spec.spacing.get(param) if spacing == "visual" else None
-        point[param] = space_towards_clean(u, low, high, spec.identity[param], floor)
-    return point
+    draws = {param: float(rng.uniform(low, high)) for param, (low, high) in spec.parameters.items()}
+    if spacing == "linear":
+        return draws
+    if spec.coupling > 0:
+        draws = couple_draws(draws, spec, float(rng.standard_normal()))
+    return {
+        param: space_towards_clean(u, *spec.parameters[param], spec.identity[param],
+                                   spec.spacing.get(param), spec.spacing_power.get(param, 1.0))
+        for param, u in draws.items()
+    }
 
 
 def uniform_samples(name: str, seed: int, sample_ids: Sequence[int],
@@ -71,6 +115,28 @@ def uniform_samples(name: str, seed: int, sample_ids: Sequence[int],
     get_corruption(name)
     return [sample_parameters(name, parameter_rng(seed, name, int(i)), spacing)
             for i in sample_ids]
+
+
+def sampling_definition(name: str, mode: str = "uniform") -> dict[str, object]:
+    """Everything in the registry that decides corruption ``name``'s parameter draws in
+    ``mode`` (JSON-able): for ``uniform``, the domains, clean values, visual floors, powers and
+    coupling; for ``imagenet-c``, the parameter names and the five severities.
+
+    The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
+    exactly the samples it touches on the next run instead of reusing stale ones.
+    """
+    spec = get_corruption(name)
+    if mode == "imagenet-c":
+        return {"parameters": list(spec.parameters), "imagenet_c": None if (
+            spec.imagenet_c_severities is None) else [dict(level) for level in
+                                                      spec.imagenet_c_severities]}
+    return {
+        "parameters": {p: [low, high] for p, (low, high) in spec.parameters.items()},
+        "clean": dict(spec.identity),
+        "log_floors": dict(spec.spacing),
+        "powers": dict(spec.spacing_power),
+        "coupling": spec.coupling,
+    }
 
 
 def imagenet_c_samples(name: str) -> list[dict[str, float]]:
