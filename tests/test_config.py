@@ -92,7 +92,9 @@ def test_command_line_strings_are_coerced_to_the_schema_types():
         validate_config({"sampling": {"n": "many"}})
 
 
-FINETUNE_ENTRY = {"name": "ft", "base": "efficientnet-lite0", "train": {"source": "builtin"}}
+#: Any existing folder passes the config check (its images are read at run time).
+LABELLED = {"source": "imagefolder", "path": str(REPO / "tests" / "assets")}
+FINETUNE_ENTRY = {"name": "ft", "base": "efficientnet-lite0", "train": LABELLED}
 
 
 def test_finetune_entries_get_defaults_and_their_models_are_evaluated():
@@ -116,8 +118,12 @@ def test_finetune_entries_get_defaults_and_their_models_are_evaluated():
         ({"finetune": [{**FINETUNE_ENTRY, "augmentation": {"corruption": "fog"}}]},
          "'fog' is not a known corruption"),
         ({"finetune": [{**FINETUNE_ENTRY, "trainable": "last"}]}, "finetune\\[0\\].trainable"),
-        ({"finetune": [{**FINETUNE_ENTRY, "train": {"source": "builtin", "colour": 1}}]},
+        ({"finetune": [{**FINETUNE_ENTRY, "train": {**LABELLED, "colour": 1}}]},
          "unknown key 'colour' under 'finetune\\[0\\].train'"),
+        ({"finetune": [{**FINETUNE_ENTRY, "train": {"source": "builtin"}}]},
+         "finetune\\[0\\].train is the builtin photographs, which have no ImageNet labels"),
+        ({"finetune": [], "overlap": {"candidates": ["gaussian_noise", "brightness"]}},
+         "overlap.train is the builtin photographs"),
         ({"dataset": {"categories16_only": True, "exclude_categories16": True}},
          "exclude each other"),
     ],

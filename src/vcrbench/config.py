@@ -221,6 +221,14 @@ def check_finetune(config: Mapping[str, Any]) -> None:
                 "from another fine-tuned one"
             )
         check_dataset(entry["train"], f"finetune[{i}].train")
+        if entry["train"]["source"] == "builtin":
+            key = ("overlap.train" if entry["name"].startswith(OVERLAP_PREFIX)
+                   else f"finetune[{i}].train")
+            raise VcrbenchError(
+                f"{where}: {key} is the builtin photographs, which have no ImageNet labels and "
+                f"cannot train a model; set {key} to labelled images (source: imagefolder with "
+                "WNID folders, or imagenet-val with its labels)"
+            )
         corruption = entry["augmentation"]["corruption"]
         if corruption is not None and corruption not in CORRUPTIONS:
             raise VcrbenchError(
