@@ -84,8 +84,10 @@ def previous_epoch_checkpoint(wildcards):
 def augmentation_definition(wildcards):
     """The registry's sampling definition of an entry's augmentation corruption (None without):
     a rule parameter, so that a change to that corruption's domain or spacing retrains."""
-    corruption = FINETUNE[wildcards.name]["augmentation"]["corruption"]
-    return None if corruption is None else sampling_definition(corruption)
+    augmentation = FINETUNE[wildcards.name]["augmentation"]
+    if augmentation["corruption"] is None:
+        return None
+    return sampling_definition(augmentation["corruption"], "uniform", augmentation["spacing"])
 
 
 def last_epoch_checkpoint(wildcards):

@@ -6,7 +6,9 @@ rule samples:
     params:
         seed=config["seed"],
         sampling=config["sampling"],
-        definition=lambda wc: sampling_definition(wc.corruption),
+        definition=lambda wc: sampling_definition(
+            wc.corruption, "uniform", config["sampling"]["spacing"]
+        ),
     log:
         f"{RESULTS}/logs/samples/{{corruption}}.log",
     threads: 1

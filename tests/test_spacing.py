@@ -306,8 +306,10 @@ def test_sampling_definition_changes_exactly_with_the_draws(monkeypatch):
         assert after["frost"] != before["frost"], change
         assert {n: d for n, d in after.items() if n != "frost"} == {
             n: d for n, d in before.items() if n != "frost"}
-        # the ImageNet-C severities do not depend on the spacing
+        # the ImageNet-C severities and the linear draws do not depend on the spacing
         assert sampling_definition("frost", "imagenet-c") == imagenet_c_before
+        assert sampling_definition("frost", spacing="linear") == {
+            "parameters": {"image_weight": [0.0, 1.0], "frost_weight": [0.0, 1.0]}}
     monkeypatch.setitem(registry.CORRUPTIONS, "frost", dataclasses.replace(
         spec, imagenet_c_severities=(spec.imagenet_c_severities[0],) * 5))
     assert sampling_definition("frost", "imagenet-c") != imagenet_c_before

@@ -117,10 +117,12 @@ def uniform_samples(name: str, seed: int, sample_ids: Sequence[int],
             for i in sample_ids]
 
 
-def sampling_definition(name: str, mode: str = "uniform") -> dict[str, object]:
+def sampling_definition(name: str, mode: str = "uniform",
+                        spacing: str = "visual") -> dict[str, object]:
     """Everything in the registry that decides corruption ``name``'s parameter draws in
-    ``mode`` (JSON-able): for ``uniform``, the domains, clean values, visual floors, powers and
-    coupling; for ``imagenet-c``, the parameter names and the five severities.
+    ``mode`` (JSON-able): for ``uniform``, the domains and, with ``visual`` spacing, the clean
+    values, floors, powers and coupling; for ``imagenet-c``, the parameter names and the five
+    severities.
 
     The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
     exactly the samples it touches on the next run instead of reusing stale ones.
@@ -130,8 +132,11 @@ def sampling_definition(name: str, mode: str = "uniform") -> dict[str, object]:
         return {"parameters": list(spec.parameters), "imagenet_c": None if (
             spec.imagenet_c_severities is None) else [dict(level) for level in
                                                       spec.imagenet_c_severities]}
+    domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
+    if spacing == "linear":
+        return {"parameters": domains}
     return {
-        "parameters": {p: [low, high] for p, (low, high) in spec.parameters.items()},
+        "parameters": domains,
         "clean": dict(spec.identity),
         "log_floors": dict(spec.spacing),
         "powers": dict(spec.spacing_power),
