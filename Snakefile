@@ -1,5 +1,5 @@
 # vcrbench: visually-continuous corruption robustness of image classifiers, compared with humans.
-# Targets: all (default), figures, retraining, overlap. See README.md.
+# Targets: all (default), figures, retraining, overlap. See README.md and docs/architecture.md.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -12,26 +12,37 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/figure_base.smk"
 include: "rules/data.smk"
 include: "rules/corrupt.smk"
-include: "rules/finetune.smk"
 include: "rules/infer.smk"
 include: "rules/imagenet_c.smk"
-include: "rules/estimate.smk"
 include: "rules/human.smk"
-include: "rules/report.smk"
+include: "rules/estimate.smk"
+include: "rules/summary.smk"
+include: "rules/finetune.smk"
 include: "rules/overlap.smk"
 
 
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        summary_outputs(),
+        similarity_outputs(),
+        curve_figures(),
+        dv_histogram_figures(),
+        summary_figures(),
+        human_figures(),
+        retraining_outputs(),
+        overlap_outputs(),
 
 
 rule figures:
     input:
-        figure_outputs(),
+        curve_figures(),
+        dv_histogram_figures(),
+        summary_figures(),
+        human_figures(),
 
 
 rule retraining:

@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from PIL import Image
 
+from vcrbench.core.seeding import noise_seed
 from vcrbench.corruptions import CORRUPTIONS, apply_corruption, imagenet_c_samples, uniform_samples
-from vcrbench.seeding import noise_seed
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "imagenet-sample"
 ALBUMENTATIONS_SETTING = {

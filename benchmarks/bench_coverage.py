@@ -1,9 +1,10 @@
 """Δv coverage of the uniform (VCR) sample against the ImageNet-C severity sample (paper Table 2).
 
 For every corruption: N samples drawn by the pipeline's own stage functions
-(:func:`vcrbench.samples.make_samples`, :func:`vcrbench.scoring.score_shard`) on the 1,000 real
-ImageNet images of ``../shared/data/imagenet-sample``; coverage = fraction of 40 equal-width Δv
-bins holding at least 20 samples. ImageNet-C corruptions are also sampled in ``imagenet-c`` mode
+(:func:`vcrbench.evaluation.samples.make_samples`,
+:func:`vcrbench.evaluation.scoring.score_shard`) on the 1,000 real ImageNet images of
+``../shared/data/imagenet-sample``; coverage = fraction of 40 equal-width Δv bins holding at
+least 20 samples. ImageNet-C corruptions are also sampled in ``imagenet-c`` mode
 (N/5 images at each of the five severities).
 
     python benchmarks/bench_coverage.py [--n 2000] [--workers 2] [--corruptions a,b,...]
@@ -46,11 +47,11 @@ def _dv(job: tuple[str, str, int, int, str, int]
     import torch
 
     torch.set_num_threads(1)
-    from vcrbench.config import shard_count
+    from vcrbench.core.shards import shard_count
     from vcrbench.corruptions import CORRUPTIONS
-    from vcrbench.datasets import build_index
-    from vcrbench.samples import make_samples
-    from vcrbench.scoring import score_shard
+    from vcrbench.data.datasets import build_index
+    from vcrbench.evaluation.samples import make_samples
+    from vcrbench.evaluation.scoring import score_shard
 
     start = time.perf_counter()
     index, _ = build_index("imagefolder", str(SAMPLE))
@@ -68,8 +69,8 @@ def _dv(job: tuple[str, str, int, int, str, int]
 
 
 def main() -> None:
-    from vcrbench.binning import coverage
     from vcrbench.corruptions import CORRUPTIONS
+    from vcrbench.curves.binning import coverage
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000)

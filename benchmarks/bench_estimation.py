@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from vcrbench.binning import bin_rates
-from vcrbench.bootstrap import estimate_curve
-from vcrbench.splines import fit_many, fit_monotone_spline
+from vcrbench.curves.binning import bin_rates
+from vcrbench.curves.bootstrap import estimate_curve
+from vcrbench.curves.splines import fit_many, fit_monotone_spline
 
 CURVES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "linear": lambda v: 0.9 - 0.8 * v,

@@ -48,9 +48,9 @@ def sample_accuracy(
     name: str, device: torch.device, precision: str, batch_size: int
 ) -> tuple[float, float]:
     """(top-1 on the 1,000 sample images, 16-class accuracy on its 207 16-category images)."""
-    from vcrbench.datasets import prepare_image
-    from vcrbench.imagenet import label_of_filename
-    from vcrbench.imagenet16 import label_to_category16
+    from vcrbench.data.datasets import prepare_image
+    from vcrbench.data.imagenet import label_of_filename
+    from vcrbench.data.imagenet16 import label_to_category16
 
     files = sorted(SAMPLE.glob("*.JPEG"))
     labels = np.array([label_of_filename(f) for f in files])

@@ -8,10 +8,11 @@ Run::
 
 Side by side in one run: the batched torch VIF (``fast`` and ``exact``, one call on a batch of
 64 pairs, best of ``--repeat``) and the slow per-image reference of the tests
-(tests/vif_reference.py: pyrtools' pyramid + numpy) spread over a ``multiprocessing.Pool`` of 2
-single-threaded processes (after a warm-up; the workers load the pairs themselves). Pairs: centre
-crops of ../shared/data/imagenet-sample (generated textures when absent) against a Gaussian-noise
-version. Peak memory: the peak resident set (Linux VmHWM) of a fresh process that scores one
+(tests/helpers/vif_reference.py: pyrtools' pyramid + numpy) spread over a
+``multiprocessing.Pool`` of 2 single-threaded processes (after a warm-up; the workers load the
+pairs themselves). Pairs: centre crops of ../shared/data/imagenet-sample (generated textures
+when absent) against a Gaussian-noise version.
+Peak memory: the peak resident set (Linux VmHWM) of a fresh process that scores one
 batch of 64 pairs, total and above the same process just before the call (for CUDA,
 ``torch.cuda.max_memory_allocated``). The machine's load average is printed: on a shared machine
 the numbers move with it. ``OMP_WAIT_POLICY`` is PASSIVE unless set (``--omp-wait-policy``): on
@@ -71,7 +72,7 @@ _WORKER: dict = {}
 
 def _worker_init(n: int) -> None:
     sys.path.insert(0, str(REPO / "tests"))
-    from vif_reference import vif_reference
+    from helpers.vif_reference import vif_reference
 
     ref, dist = make_pairs(n)
     _WORKER.update(fn=vif_reference, ref=ref.transpose(0, 2, 3, 1), dist=dist.transpose(0, 2, 3, 1))

@@ -1,24 +1,30 @@
+# The uniform sample of every corruption: which image, parameters and noise seed each sample
+# gets (one job per corruption), then the corrupted images with their VIF and Δv (one job per
+# shard).
+
+
+include: "functions/corrupt.smk"
+
+
 rule samples:
     input:
         index=rules.index.output.index,
     output:
-        shards=expand(f"{RESULTS}/samples/{{{{corruption}}}}/shard-{{shard}}.parquet", shard=SHARDS),
-    params:
-        seed=config["seed"],
-        sampling=config["sampling"],
-        definition=lambda wc: sampling_definition(
-            wc.corruption, "uniform", config["sampling"]["spacing"]
-        ),
+        shards=sample_shards("samples", SHARDS),
     log:
         f"{RESULTS}/logs/samples/{{corruption}}.log",
+    conda:
+        "../envs/vision.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/vision.yaml"
+    params:
+        seed=config["seed"],
+        sampling=config["sampling"],
+        definition=uniform_definition,
     script:
-        "../workflow_scripts/make_samples.py"
+        "../workflow_scripts/samples.py"
 
 
 rule score:
@@ -27,19 +33,19 @@ rule score:
         index=rules.index.output.index,
     output:
         scored=f"{RESULTS}/scored/{{corruption}}/shard-{{shard}}.parquet",
-    params:
-        vif=config["vif"],
-        device=config["device"],
     log:
         f"{RESULTS}/logs/score/{{corruption}}/shard-{{shard}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/score/{{corruption}}/shard-{{shard}}.tsv"
+    conda:
+        "../envs/vision.yaml"
     threads: config["threads"]["score"]
     resources:
         mem_mb=4000,
         runtime=120,
         gpu=GPU,
-    conda:
-        "../envs/vision.yaml"
+    params:
+        vif=config["vif"],
+        device=config["device"],
     script:
-        "../workflow_scripts/score_shard.py"
+        "../workflow_scripts/score.py"

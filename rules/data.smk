@@ -1,17 +1,20 @@
+# The clean images: the dataset's index (every image decoded once, so a bad file stops here).
+
+
 rule index:
     output:
         index=f"{RESULTS}/data/index.parquet",
-    params:
-        dataset=config["dataset"],
     log:
         f"{RESULTS}/logs/index.log",
     benchmark:
         f"{RESULTS}/benchmarks/index.tsv"
+    conda:
+        "../envs/vision.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../envs/vision.yaml"
+    params:
+        dataset=config["dataset"],
     script:
-        "../workflow_scripts/build_index.py"
+        "../workflow_scripts/index.py"

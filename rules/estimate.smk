@@ -1,3 +1,10 @@
+# Algorithm 1 per model and corruption: per-sample outcomes and per-bin rates, then the
+# monotone curves with bootstrap bands and R; and the curve figure of each corruption.
+
+
+include: "functions/estimate.smk"
+
+
 rule rates:
     input:
         index=rules.index.output.index,
@@ -7,18 +14,18 @@ rule rates:
     output:
         outcomes=f"{RESULTS}/outcomes/{{model}}/{{corruption}}.parquet",
         rates=f"{RESULTS}/rates/{{model}}/{{corruption}}.parquet",
-    params:
-        binning=config["binning"],
     log:
         f"{RESULTS}/logs/rates/{{model}}/{{corruption}}.log",
+    conda:
+        "../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/stats.yaml"
+    params:
+        binning=config["binning"],
     script:
-        "../workflow_scripts/compute_rates.py"
+        "../workflow_scripts/rates.py"
 
 
 rule curves:
@@ -28,49 +35,44 @@ rule curves:
         curves=f"{RESULTS}/curves/{{model}}/{{corruption}}.parquet",
         replicates=f"{RESULTS}/curves/{{model}}/{{corruption}}-replicates.parquet",
         metrics=f"{RESULTS}/metrics/{{model}}/{{corruption}}.parquet",
+    log:
+        f"{RESULTS}/logs/curves/{{model}}/{{corruption}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/curves/{{model}}/{{corruption}}.tsv"
+    conda:
+        "../envs/stats.yaml"
+    threads: config["threads"]["estimate"]
+    resources:
+        mem_mb=2000,
+        runtime=60,
     params:
         binning=config["binning"],
         bootstrap=config["bootstrap"],
         seed=config["seed"],
         model=model_name,
-    log:
-        f"{RESULTS}/logs/curves/{{model}}/{{corruption}}.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/curves/{{model}}/{{corruption}}.tsv"
-    threads: config["threads"]["estimate"]
-    resources:
-        mem_mb=2000,
-        runtime=60,
-    conda:
-        "../envs/stats.yaml"
     script:
-        "../workflow_scripts/fit_curves.py"
+        "../workflow_scripts/curves.py"
 
 
-rule summary:
+use rule figure_base as figure_curves with:
     input:
-        metrics=expand(f"{RESULTS}/metrics/{{model}}/{{corruption}}.parquet", model=MODELS, corruption=CORRUPTIONS),
-        human=[
-            f"{RESULTS}/metrics/{model}/{corruption}-human.parquet"
-            for model in MODELS
-            for corruption in HUMAN_FOR
-        ],
-        imagenet_c=expand(
-            f"{RESULTS}/metrics/{{model}}/{{corruption}}-imagenet-c.parquet",
-            model=MODELS,
-            corruption=IC_CORRUPTIONS,
-        ),
+        curves=model_table_files("curves"),
+        rates=model_table_files("rates"),
+        human=human_curve_of(""),
+        human_rates=human_curve_of("-rates"),
     output:
-        summary=f"{RESULTS}/metrics/summary.parquet",
-        csv=f"{RESULTS}/metrics/summary.csv",
-        markdown=f"{RESULTS}/metrics/summary.md",
+        figures=report_figures(
+            "curves/{corruption}",
+            "Robustness curves",
+            None,
+            caption="curves",
+            corruption="{corruption}",
+        ),
     log:
-        f"{RESULTS}/logs/summary.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../envs/stats.yaml"
-    script:
-        "../workflow_scripts/summarize.py"
+        f"{RESULTS}/logs/figures/curves-{{corruption}}.log",
+    params:
+        script="figure_curves",
+        models=list(MODELS.values()),
+        curves=model_tables("curves"),
+        rates=model_tables("rates"),
+        human_source=human_source,

@@ -1,6 +1,11 @@
-# Fine-tuning (config finetune[]): a training index per entry, one job per epoch (so an
-# interrupted training resumes at its last finished epoch), then the model checkpoint and its
-# training log. finetuned:<name> models read models/<name>/checkpoint.pt (model_checkpoint()).
+# Fine-tuning (config finetune[], and the entries the overlap report generates): a training
+# index per entry, one job per epoch (so an interrupted training resumes at its last finished
+# epoch), then the model checkpoint and its training log; finetuned:<name> models read
+# models/<name>/checkpoint.pt (model_checkpoint() in rules/infer.smk). Then every metric before
+# and after fine-tuning (VCR paper Table 3).
+
+
+include: "functions/finetune.smk"
 
 
 rule finetune_index:
@@ -8,16 +13,16 @@ rule finetune_index:
         evaluation=rules.index.output.index,
     output:
         index=f"{RESULTS}/models/{{name}}/train-index.parquet",
-    params:
-        dataset=lambda wildcards: FINETUNE[wildcards.name]["train"],
     log:
         f"{RESULTS}/logs/finetune/{{name}}/index.log",
+    conda:
+        "../envs/vision.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
-    conda:
-        "../envs/vision.yaml"
+    params:
+        dataset=finetune_training_images,
     script:
         "../workflow_scripts/finetune_index.py"
 
@@ -29,22 +34,22 @@ rule finetune_epoch:
     output:
         checkpoint=temp(f"{RESULTS}/models/{{name}}/epochs/epoch-{{epoch}}.pt"),
         log_row=f"{RESULTS}/models/{{name}}/epochs/epoch-{{epoch}}.parquet",
-    params:
-        entry=lambda wildcards: FINETUNE[wildcards.name],
-        augmentation_definition=augmentation_definition,
-        seed=config["seed"],
-        device=config["device"],
     log:
         f"{RESULTS}/logs/finetune/{{name}}/epoch-{{epoch}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/finetune/{{name}}/epoch-{{epoch}}.tsv"
+    conda:
+        "../envs/vision.yaml"
     threads: config["threads"]["train"]
     resources:
         mem_mb=8000,
         runtime=720,
         gpu=GPU,
-    conda:
-        "../envs/vision.yaml"
+    params:
+        entry=finetune_entry,
+        augmentation_definition=augmentation_definition,
+        seed=config["seed"],
+        device=config["device"],
     script:
         "../workflow_scripts/finetune_epoch.py"
 
@@ -58,34 +63,46 @@ rule finetune_model:
         training_log=f"{RESULTS}/models/{{name}}/training-log.parquet",
     log:
         f"{RESULTS}/logs/finetune/{{name}}/model.log",
+    conda:
+        "../envs/vision.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/vision.yaml"
     script:
         "../workflow_scripts/finetune_model.py"
 
 
 rule retraining_table:
     input:
-        summary=f"{RESULTS}/metrics/summary.parquet",
-        replicates=[f"{RESULTS}/curves/{SLUG[m]}/{c}-replicates.parquet" for m, c in retraining_keys()],
+        summary=rules.summary.output.summary,
+        replicates=files_of(retraining_replicates()),
     output:
         table=f"{RESULTS}/metrics/retraining.parquet",
         csv=f"{RESULTS}/metrics/retraining.csv",
         markdown=f"{RESULTS}/metrics/retraining.md",
-    params:
-        pairs=[(MODELS[finetuned], MODELS[base]) for finetuned, base in RETRAINED],
-        replicate_keys=retraining_keys(),
     log:
         f"{RESULTS}/logs/retraining.log",
+    conda:
+        "../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/stats.yaml"
+    params:
+        pairs=RETRAINED,
+        replicates=retraining_replicates(),
     script:
         "../workflow_scripts/retraining_table.py"
+
+
+use rule figure_base as figure_retraining with:
+    input:
+        table=rules.retraining_table.output.table,
+    output:
+        figures=report_figures("retraining", "Fine-tuning", "before and after fine-tuning"),
+    log:
+        f"{RESULTS}/logs/figures/retraining.log",
+    params:
+        script="figure_retraining",
+        models=list(MODELS.values()),

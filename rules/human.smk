@@ -1,4 +1,9 @@
-# Human data: Δv of the experiments' conditions, human curves, and HMRI / MRSI of every model.
+# Human data: the Δv of the experiments' conditions, the human curves, and which corruptions
+# are visually similar (overlapping human curves, same/different trials). HMRI / MRSI of the
+# models against these curves are computed with the summary (rules/summary.smk).
+
+
+include: "functions/human.smk"
 
 
 rule human_stimuli:
@@ -7,20 +12,20 @@ rule human_stimuli:
         trials=human_data_files,
     output:
         stimuli=f"{RESULTS}/human/{{corruption}}-stimuli.parquet",
-    params:
-        entry=human_entry,
-        seed=config["seed"],
-        vif=config["vif"],
     log:
         f"{RESULTS}/logs/human/{{corruption}}-stimuli.log",
     benchmark:
         f"{RESULTS}/benchmarks/human/{{corruption}}-stimuli.tsv"
+    conda:
+        "../envs/vision.yaml"
     threads: config["threads"]["score"]
     resources:
         mem_mb=3000,
         runtime=60,
-    conda:
-        "../envs/vision.yaml"
+    params:
+        entry=human_entry,
+        seed=config["seed"],
+        vif=config["vif"],
     script:
         "../workflow_scripts/human_stimuli.py"
 
@@ -35,65 +40,57 @@ rule human_curves:
         rates=f"{RESULTS}/human/{{corruption}}-rates.parquet",
         metrics=f"{RESULTS}/human/{{corruption}}-metrics.parquet",
         conditions=f"{RESULTS}/human/{{corruption}}-conditions.parquet",
-    params:
-        entry=human_entry,
-        source=lambda wildcards: source_name(HUMAN[wildcards.corruption]),
-        binning=config["binning"],
-        bootstrap=config["bootstrap"],
-        seed=config["seed"],
     log:
         f"{RESULTS}/logs/human/{{corruption}}-curves.log",
+    conda:
+        "../envs/stats.yaml"
     threads: config["threads"]["estimate"]
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/stats.yaml"
+    params:
+        entry=human_entry,
+        source=human_source_name,
+        binning=config["binning"],
+        bootstrap=config["bootstrap"],
+        seed=config["seed"],
     script:
         "../workflow_scripts/human_curves.py"
 
 
-rule compare_human:
-    input:
-        curves=rules.curves.output.curves,
-        replicates=rules.curves.output.replicates,
-        human=human_curve_of(""),
-        human_replicates=human_curve_of("-replicates"),
-    output:
-        metrics=f"{RESULTS}/metrics/{{model}}/{{corruption}}-human.parquet",
-    params:
-        model=model_name,
-        source=lambda wildcards: HUMAN_FOR[wildcards.corruption][1],
-    log:
-        f"{RESULTS}/logs/human/compare-{{model}}-{{corruption}}.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    conda:
-        "../envs/stats.yaml"
-    script:
-        "../workflow_scripts/compare_human.py"
-
-
 rule human_similarity:
     input:
-        curves=expand(f"{RESULTS}/human/{{corruption}}.parquet", corruption=HUMAN),
+        curves=list(human_curve_tables().values()),
         discrimination=[config["human_discrimination"]] if config["human_discrimination"] else [],
     output:
         curves=f"{RESULTS}/human/similarity/curves.parquet",
         curve_groups=f"{RESULTS}/human/similarity/curve-groups.parquet",
         discrimination=f"{RESULTS}/human/similarity/discrimination.parquet",
         discrimination_groups=f"{RESULTS}/human/similarity/discrimination-groups.parquet",
-    params:
-        corruptions=list(HUMAN),
     log:
         f"{RESULTS}/logs/human/similarity.log",
+    conda:
+        "../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../envs/stats.yaml"
+    params:
+        curves=human_curve_tables(),
     script:
         "../workflow_scripts/human_similarity.py"
+
+
+use rule figure_base as figure_human_similarity with:
+    input:
+        curves=list(human_curve_tables().values()),
+        groups=rules.human_similarity.output.curve_groups,
+    output:
+        figures=report_figures(
+            "human-similarity", "Human comparison", "human curves by similarity class"
+        ),
+    log:
+        f"{RESULTS}/logs/figures/human-similarity.log",
+    params:
+        script="figure_human_similarity",
+        curves=human_curve_tables(),

@@ -1,16 +1,20 @@
 # The ImageNet-C severity sample (sampling.imagenet_c_n > 0): the same sampling, scoring and
-# inference rules on other paths, reduced to per-severity rates, their mean and the Δv coverage.
+# inference rules on other paths, reduced to per-severity rates, their mean and the Δv coverage;
+# and the Δv histograms of both samples.
+
+
+include: "functions/imagenet_c.smk"
 
 
 use rule samples as imagenet_c_samples with:
     output:
-        shards=expand(f"{RESULTS}/imagenet-c/samples/{{{{corruption}}}}/shard-{{shard}}.parquet", shard=IC_SHARDS),
+        shards=sample_shards("imagenet-c/samples", IC_SHARDS),
+    log:
+        f"{RESULTS}/logs/imagenet-c/samples/{{corruption}}.log",
     params:
         seed=config["seed"],
         sampling={**config["sampling"], "mode": "imagenet-c", "n": IC_N},
-        definition=lambda wc: sampling_definition(wc.corruption, "imagenet-c"),
-    log:
-        f"{RESULTS}/logs/imagenet-c/samples/{{corruption}}.log",
+        definition=imagenet_c_definition,
 
 
 use rule score as imagenet_c_score with:
@@ -30,7 +34,8 @@ use rule predict_shard as imagenet_c_predict_shard with:
         scored=rules.imagenet_c_score.output.scored,
         checkpoint=model_checkpoint,
     output:
-        predictions=f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
+        predictions=f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}/shard-{{shard}}"
+        ".parquet",
     log:
         f"{RESULTS}/logs/imagenet-c/predict/{{model}}/{{corruption}}/shard-{{shard}}.log",
     benchmark:
@@ -46,16 +51,38 @@ rule imagenet_c_metrics:
         clean=rules.predict_clean.output.predictions,
     output:
         metrics=f"{RESULTS}/metrics/{{model}}/{{corruption}}-imagenet-c.parquet",
-    params:
-        binning=config["binning"],
-        model=model_name,
     log:
         f"{RESULTS}/logs/imagenet-c/metrics/{{model}}/{{corruption}}.log",
+    conda:
+        "../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/stats.yaml"
+    params:
+        binning=config["binning"],
+        model=model_name,
     script:
         "../workflow_scripts/imagenet_c_metrics.py"
+
+
+use rule figure_base as figure_dv_histograms with:
+    input:
+        scored=expand(
+            f"{RESULTS}/scored/{{corruption}}/shard-{{shard}}.parquet",
+            corruption=CORRUPTIONS,
+            shard=SHARDS,
+        ),
+        imagenet_c=expand(
+            f"{RESULTS}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
+            corruption=IC_CORRUPTIONS,
+            shard=IC_SHARDS,
+        ),
+    output:
+        figures=report_figures("dv-histograms", "Visual change coverage", "Δv histograms"),
+    log:
+        f"{RESULTS}/logs/figures/dv-histograms.log",
+    params:
+        script="figure_dv_histograms",
+        corruptions=CORRUPTIONS,
+        binning=config["binning"],

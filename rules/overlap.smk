@@ -1,62 +1,51 @@
 # The overlap report (config overlap, NOC paper): robustness and overlap scores with paired
 # bootstrap intervals, non-overlapping benchmarks, CE / mCE and balance, from cached tables of
-# the standard, per-candidate fine-tuned and baseline models.
+# the standard, per-candidate fine-tuned and baseline models (their fine-tuning entries are
+# generated into config finetune, so rules/finetune.smk trains them).
+
+
+include: "functions/overlap.smk"
 
 
 rule overlap_report:
     input:
         index=rules.index.output.index,
-        summary=f"{RESULTS}/metrics/summary.parquet",
-        clean=overlap_inputs("clean"),
-        outcomes=overlap_inputs("outcomes"),
-        replicates=overlap_inputs("replicates"),
+        summary=rules.summary.output.summary,
+        clean=list(overlap_clean_predictions().values()),
+        outcomes=files_of(overlap_tables("outcomes")),
+        replicates=files_of(overlap_tables("replicates")),
     output:
-        tables=expand(
-            f"{RESULTS}/overlap/{{table}}.parquet", table=["robustness", "matrix", "benchmarks", "ce"]
-        ),
+        tables=expand(f"{RESULTS}/overlap/{{table}}.parquet", table=OVERLAP_TABLES),
         markdown=f"{RESULTS}/overlap/report.md",
-    params:
-        roles=OVERLAP_ROLES,
-        models=overlap_models(),
-        pair_keys=overlap_keys(),
-        candidates=OVERLAP_CANDIDATES,
-        baseline=OVERLAP_BASELINE,
-        thresholds=OVERLAP["thresholds"],
-        classes=OVERLAP["classes"],
-        replicates=config["bootstrap"]["replicates"],
-        seed=config["seed"],
     log:
         f"{RESULTS}/logs/overlap.log",
+    conda:
+        "../envs/stats.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../envs/stats.yaml"
+    params:
+        roles=roles(OVERLAP),
+        candidates=OVERLAP["candidates"],
+        baseline=baseline(OVERLAP),
+        clean=overlap_clean_predictions(),
+        outcomes=overlap_tables("outcomes"),
+        replicates=overlap_tables("replicates"),
+        thresholds=OVERLAP["thresholds"],
+        classes=OVERLAP["classes"],
+        n_boot=config["bootstrap"]["replicates"],
+        seed=config["seed"],
     script:
         "../workflow_scripts/overlap_report.py"
 
 
-rule figure_overlap:
+use rule figure_base as figure_overlap with:
     input:
         matrix=f"{RESULTS}/overlap/matrix.parquet",
     output:
-        figures=[
-            report(
-                f"{RESULTS}/figures/overlap.{fmt}",
-                caption="../report/overlap.rst",
-                category="Corruption overlap",
-                labels={"figure": "overlap matrix", "format": fmt},
-            )
-            for fmt in FORMATS
-        ],
+        figures=report_figures("overlap", "Corruption overlap", "overlap matrix"),
     log:
         f"{RESULTS}/logs/figures/overlap.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../envs/stats.yaml"
-    script:
-        "../workflow_scripts/plot_overlap.py"
+    params:
+        script="figure_overlap",

@@ -1,14 +1,12 @@
-"""Shared fixtures: repository paths and the optional ../shared reference data."""
+"""Fixtures shared by every test: the optional ../shared reference data and the one tiny run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
-IMAGENET_SAMPLE = SHARED_DATA / "imagenet-sample"
+from helpers.paths import IMAGENET_SAMPLE, REPO
+from helpers.workflow import tiny_reference_run
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +19,10 @@ def imagenet_sample() -> Path:
     if not IMAGENET_SAMPLE.is_dir():
         pytest.skip(f"{IMAGENET_SAMPLE} is absent (reference data lives in ../shared/data)")
     return IMAGENET_SAMPLE
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> Path:
+    """The session's one finished run of the tiny config (:data:`helpers.workflow.TINY_ARGS`):
+    a working folder holding ``results/tiny``. Read it; copy it before changing anything."""
+    return tiny_reference_run(tmp_path_factory.getbasetemp())

@@ -4,9 +4,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
-from vcrbench.comparison import human_relative  # noqa: E402
-from vcrbench.jobs import job  # noqa: E402
-from vcrbench.tables import read_table, write_table  # noqa: E402
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import read_table, write_table  # noqa: E402
+from vcrbench.human.indices import human_relative  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "compare_human") as log:
     table = human_relative(

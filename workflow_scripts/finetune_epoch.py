@@ -6,11 +6,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
-from vcrbench.finetune import TrainingSpec, save_checkpoint, train_epoch, training_log  # noqa: E402
-from vcrbench.jobs import job  # noqa: E402
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import read_table, write_table  # noqa: E402
 from vcrbench.models import resolve_device  # noqa: E402
 from vcrbench.models.finetuned import read_checkpoint  # noqa: E402
-from vcrbench.tables import read_table, write_table  # noqa: E402
+from vcrbench.training.checkpoint import save_checkpoint  # noqa: E402
+from vcrbench.training.loop import train_epoch, training_log  # noqa: E402
+from vcrbench.training.spec import TrainingSpec  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "finetune_epoch") as log:
     spec = TrainingSpec.from_config(snakemake.params.entry, snakemake.params.seed)

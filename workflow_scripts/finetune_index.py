@@ -5,10 +5,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
-from vcrbench.datasets import build_index_from_config  # noqa: E402
-from vcrbench.finetune import check_training_index  # noqa: E402
-from vcrbench.jobs import job  # noqa: E402
-from vcrbench.tables import read_table, write_table  # noqa: E402
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import read_table, write_table  # noqa: E402
+from vcrbench.data.datasets import build_index_from_config  # noqa: E402
+from vcrbench.training.data import check_training_index  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "finetune_index") as log:
     table, skipped = build_index_from_config(snakemake.params.dataset)

@@ -4,17 +4,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
-from vcrbench.imagenet_c import severity_metrics  # noqa: E402
-from vcrbench.jobs import job  # noqa: E402
-from vcrbench.outcomes import read_outcomes  # noqa: E402
-from vcrbench.tables import read_tables, write_table  # noqa: E402
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import read_tables, write_table  # noqa: E402
+from vcrbench.evaluation.outcomes import read_outcomes  # noqa: E402
+from vcrbench.vcr.imagenet_c import severity_metrics  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "imagenet_c_metrics") as log:
     inputs = snakemake.input
     outcomes = read_outcomes(inputs.index, inputs.scored, inputs.predictions, inputs.clean)
     metrics = severity_metrics(
         outcomes,
-        read_tables(snakemake.input.samples, ["sample_id", "severity"]),
+        read_tables(inputs.samples, ["sample_id", "severity"]),
         model=snakemake.params.model,
         corruption=snakemake.wildcards.corruption,
         bins=snakemake.params.binning["bins"],

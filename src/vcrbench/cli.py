@@ -67,14 +67,14 @@ def _corrupt(args: argparse.Namespace) -> None:
     import torch
     from PIL import Image
 
+    from vcrbench.core.seeding import noise_seed, parameter_rng
     from vcrbench.corruptions import (
         apply_corruption,
         get_corruption,
         sample_parameters,
         validate_parameters,
     )
-    from vcrbench.datasets import to_rgb
-    from vcrbench.seeding import noise_seed, parameter_rng
+    from vcrbench.data.datasets import to_rgb
 
     get_corruption(args.name)
     params = _parse_params(args.param)

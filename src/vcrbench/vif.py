@@ -1,7 +1,7 @@
 """Visual information fidelity (VIF) as the VCR paper computed it, batched in torch.
 
 The wavelet-domain VIF of Sheikh & Bovik (2006) in the form of the Python port the paper used
-(github.com/abhinavkumar/vif), re-implemented from its definition (DESIGN.md, section VIF):
+(github.com/abhinavkumar/vif), re-implemented from its definition (docs/architecture.md, "VIF"):
 
 * grayscale by OpenCV's (4.x and later) integer rule for ``cvtColor(COLOR_RGB2GRAY)`` on uint8,
   ``Y = (9798 R + 19235 G + 3735 B + 2**14) >> 15`` (0..255); OpenCV <= 3 used 14-bit weights
@@ -55,7 +55,6 @@ SIGMA_NSQ = 0.1  #: variance of the HVS noise (the paper's port; Sheikh's MATLAB
 TOL = 1e-15  #: "zero" for variances and eigenvalues, as in the port
 MIN_SIDE = 72  #: smallest image side for which pyrtools builds the 4-level sp5 pyramid
 PRECISIONS = ("fast", "exact")
-VARIANTS = ("paper",)
 #: pyrtools keys ``(level, orientation)`` of the sub-bands used, coarsest level first (the port
 #: lists orientation 3 before 0 within a level; VIF, a mean over sub-bands, does not care)
 SUBBANDS = ((3, 0), (3, 3), (2, 0), (2, 3), (1, 0), (1, 3), (0, 0), (0, 3))
@@ -510,7 +509,6 @@ def vif(
     precision: str = "fast",
     device: str | torch.device | None = None,
     chunk_size: int = 32,
-    variant: str = "paper",
 ) -> np.ndarray:
     """VIF of each pair of same-size images: (B,) float64, 1 for identical images.
 
@@ -523,10 +521,6 @@ def vif(
     """
     if precision not in PRECISIONS:
         raise VcrbenchError(f"vif: precision {precision!r} is not one of {PRECISIONS}")
-    if variant not in VARIANTS:
-        raise VcrbenchError(
-            f"vif: variant {variant!r} is not implemented; known: {VARIANTS} (the paper's port)"
-        )
     if chunk_size < 1:
         raise VcrbenchError(f"vif: chunk_size must be >= 1, got {chunk_size}")
     ref = _checked(reference, "reference")

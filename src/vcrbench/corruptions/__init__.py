@@ -2,7 +2,10 @@
 
 ``apply_corruption`` corrupts a batch, ``CORRUPTIONS`` is the registry (in the paper's order),
 ``sampling`` draws parameters (uniformly over the domains, or ImageNet-C's five severities).
-See ``registry`` for the conventions and ``DOMAIN_TABLE`` for the domains.
+See ``registry`` for the conventions and ``DOMAIN_TABLE`` for the domains; ``generators`` makes
+a sample's noise generator from its stored seed.
+
+May import: :mod:`vcrbench.core`, :mod:`vcrbench.errors`.
 """
 
 from vcrbench.corruptions.registry import (
@@ -11,6 +14,7 @@ from vcrbench.corruptions.registry import (
     DOMAIN_TABLE,
     Corruption,
     apply_corruption,
+    corrupt_uint8,
     get_corruption,
     validate_parameters,
 )
@@ -22,6 +26,7 @@ __all__ = [
     "DOMAIN_TABLE",
     "Corruption",
     "apply_corruption",
+    "corrupt_uint8",
     "get_corruption",
     "imagenet_c_samples",
     "sample_parameters",

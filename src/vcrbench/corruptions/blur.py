@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from vcrbench.corruptions.generators import torch_generator
 from vcrbench.corruptions.kernels import (
     fft_filter2d,
     gaussian_taps,
@@ -24,7 +25,6 @@ from vcrbench.corruptions.kernels import (
     separable_filter,
     shift_sum,
 )
-from vcrbench.seeding import torch_generator
 
 #: ImageNet-C motion blur draws the direction uniformly from this range (degrees).
 MOTION_ANGLE_RANGE = (-45.0, 45.0)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from vcrbench.seeding import torch_generator
+from vcrbench.corruptions.generators import torch_generator
 
 #: OpenCV's ``COLOR_RGB2GRAY`` weights (used by Albumentations' contrast and saturation).
 GRAY_WEIGHTS = (0.299, 0.587, 0.114)

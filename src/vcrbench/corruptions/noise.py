@@ -2,7 +2,7 @@
 
 All work on ``(B, 3, H, W)`` float images in ``[0, 1]`` and return the same, clipped. The noise of
 sample ``i`` is drawn on the CPU from that sample's own seed only, with
-``seeding.numpy_rng_from_seed(seed)``, and then moved to the images' device, so it is the same on
+``seeding.numpy_generator(seed)``, and then moved to the images' device, so it is the same on
 every device and whatever the batch. numpy's generators are used rather than torch's: its
 uniforms and (ziggurat) normals are integer and table arithmetic, the same on every CPU, whereas
 torch's CPU ``randn`` is a vectorised Box-Muller whose log/sin/cos depend on the instruction set;
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from vcrbench.seeding import numpy_rng_from_seed
+from vcrbench.corruptions.generators import numpy_generator
 
 
 def _per_sample(values: np.ndarray, like: torch.Tensor) -> torch.Tensor:
@@ -33,7 +33,7 @@ def _draw(seeds: Sequence[int], shape: tuple[int, ...], kind: str,
     """
     out = np.empty((len(seeds), *shape), dtype=np.float32)
     for i, seed in enumerate(seeds):
-        getattr(numpy_rng_from_seed(seed), kind)(shape, dtype=np.float32, out=out[i])
+        getattr(numpy_generator(seed), kind)(shape, dtype=np.float32, out=out[i])
     return torch.from_numpy(out).to(like.device, like.dtype)
 
 
@@ -94,7 +94,7 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
             continue
         lam = 1.0 / (scale * scale)
         x = images[i].detach().to("cpu", torch.float64).numpy()
-        counts = numpy_rng_from_seed(seed).poisson(x * lam)
+        counts = numpy_generator(seed).poisson(x * lam)
         noisy = torch.from_numpy(counts / lam)
         out[i] = noisy.to(images.device, images.dtype)
     return out.clamp(0.0, 1.0)

@@ -17,7 +17,7 @@ Reproducibility: sample ``i``'s output depends only on its image, its parameters
 seed; on one machine the bytes are identical whatever the batch composition and the number of
 torch threads, and float32 vs float64 input or CPU vs GPU differ by float round-off only (one
 grey level, on the few pixels that sit at a rounding boundary). All randomness is drawn on the
-CPU from the per-sample seeds (``vcrbench.seeding``), never from global generators.
+CPU from the per-sample seeds (``vcrbench.core.seeding``), never from global generators.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def apply_corruption(name: str, images: torch.Tensor,
     """Corrupt a batch: ``(B, 3, H, W)`` float in [0, 1] -> ``(B, 3, H, W)`` uint8, same device.
 
     ``params`` maps every parameter of the corruption to B values (one per image), and
-    ``noise_seeds`` holds B per-sample seeds (``vcrbench.seeding.noise_seed``), the only source
+    ``noise_seeds`` holds B per-sample seeds (``core.seeding.noise_seed``), the only source
     of randomness. Deterministic corruptions ignore the seeds but still check them.
     """
     spec = get_corruption(name)
@@ -219,6 +219,15 @@ def apply_corruption(name: str, images: torch.Tensor,
         out = spec.function(images, arrays, seeds)
     out = out * 255.0  # a new tensor: the in-place steps below never touch the caller's
     return out.clamp_(0.0, 255.0).round_().to(torch.uint8)
+
+
+def corrupt_uint8(name: str, clean: np.ndarray, params: Mapping[str, np.ndarray],
+                  noise_seeds: Sequence[int], device: torch.device) -> np.ndarray:
+    """:func:`apply_corruption` on prepared images: ``(B, H, W, 3)`` uint8 RGB in and out
+    (numpy, on the CPU); the work is done on ``device``."""
+    batch = torch.from_numpy(clean).to(device).permute(0, 3, 1, 2).to(torch.float32) / 255.0
+    out = apply_corruption(name, batch, params, [int(s) for s in noise_seeds])
+    return out.permute(0, 2, 3, 1).contiguous().cpu().numpy()
 
 
 class _exact_float32:
@@ -242,12 +251,12 @@ class _exact_float32:
 BOUNDS_RATIONALE = " ".join("""
 The lower end of every domain (or the ``identity`` point) is the clean image. The upper end is
 where a 224 px image has no usable visual information left, checked with the reference VIF
-(tests/vif_reference.py) on 8 ImageNet validation images: dv = 1 - VIF reaches its floor there
-(about 0.97, the dv of an unrelated image or of pure noise) or, for the noises, whose dv only
-creeps towards that floor, the per-pixel correlation with the clean image has fallen to about
-0.2. Quoted dv values are means over those images; the dv of the five ImageNet-C severities shows
-how little of the range they span. Parameters are in the units of the source library, on images
-in [0, 1] (noise) or in pixels (blur).
+(tests/helpers/vif_reference.py) on 8 ImageNet validation images: dv = 1 - VIF reaches its floor
+there (about 0.97, the dv of an unrelated image or of pure noise) or, for the noises, whose dv
+only creeps towards that floor, the per-pixel correlation with the clean image has fallen to
+about 0.2. Quoted dv values are means over those images; the dv of the five ImageNet-C
+severities shows how little of the range they span. Parameters are in the units of the source
+library, on images in [0, 1] (noise) or in pixels (blur).
 """.split())
 
 _ENTRIES = [

@@ -1,7 +1,7 @@
 """Parameter sampling: over the whole domain (the paper's Algorithm 1) or ImageNet-C's five
 fixed severities.
 
-Draws of sample ``i`` of corruption ``c`` come from ``seeding.parameter_rng(seed, c, i)`` only:
+Draws of sample ``i`` of corruption ``c`` come from ``core.seeding.parameter_rng(seed, c, i)`` only:
 one ``u = rng.uniform(low, high)`` per parameter, in the registry's parameter order, so a
 sample's parameters never depend on the shard, the batch or the other samples. Two spacings:
 
@@ -22,7 +22,7 @@ sample's parameters never depend on the shard, the batch or the other samples. T
   (:func:`couple_draws`, one extra normal draw per sample): each ``t`` stays uniform, but
   mild settings of one parameter come with mild settings of the others, without which a small
   Δv (every parameter near its clean value at once) is rare. Floors, powers and couplings were
-  chosen per corruption to spread Δv evenly over the bins (``benchmarks/tune_spacing.py``, then
+  chosen per corruption to spread Δv evenly over the bins (``calibration/tune_spacing.py``, then
   measured with ``benchmarks/bench_coverage.py``; docs/corruptions.md). Algorithm 1's rates are
   per Δv bin, so the spacing changes which bins are estimated well; within a bin, the mix of
   parameter settings behind a Δv can differ from the linear draw's. Parameters without a floor
@@ -37,9 +37,9 @@ from statistics import NormalDist
 
 import numpy as np
 
+from vcrbench.core.seeding import parameter_rng
 from vcrbench.corruptions.registry import Corruption, get_corruption
 from vcrbench.errors import VcrbenchError
-from vcrbench.seeding import parameter_rng
 
 SPACINGS = ("visual", "linear")
 _NORMAL = NormalDist()

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from vcrbench.corruptions.generators import torch_generator
 from vcrbench.errors import VcrbenchError
-from vcrbench.seeding import torch_generator
 
 FROST_FILES = ("frost1.png", "frost2.png", "frost3.png", "frost4.jpg", "frost5.jpg")
 

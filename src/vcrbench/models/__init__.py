@@ -11,7 +11,11 @@ import torch)::
     resolve_device("auto" | "cpu" | "cuda") -> torch.device
     decide_16(probabilities) -> (B,) int8;  CATEGORIES16;  category16_of_label(label)
 
-Model names, preprocessing per model: :mod:`vcrbench.models.registry`.
+Model names, preprocessing per model: :mod:`vcrbench.models.registry`; loaders per source:
+:mod:`~vcrbench.models.sources`, :mod:`~vcrbench.models.efficientnet_lite` and
+:mod:`~vcrbench.models.finetuned` (the checkpoints the training package writes).
+
+May import: :mod:`vcrbench.core`, :mod:`vcrbench.data` (preparation, label spaces).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vcrbench.imagenet16 import CATEGORIES16, category16_of_label, decide_16
+    from vcrbench.data.imagenet16 import CATEGORIES16, category16_of_label, decide_16
     from vcrbench.models.inference import (
         format_predictions,
         predict,
@@ -38,9 +42,9 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "CATEGORIES16": "vcrbench.imagenet16",
-    "category16_of_label": "vcrbench.imagenet16",
-    "decide_16": "vcrbench.imagenet16",
+    "CATEGORIES16": "vcrbench.data.imagenet16",
+    "category16_of_label": "vcrbench.data.imagenet16",
+    "decide_16": "vcrbench.data.imagenet16",
     "format_predictions": "vcrbench.models.inference",
     "predict": "vcrbench.models.inference",
     "predict_files": "vcrbench.models.inference",

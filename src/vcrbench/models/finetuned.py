@@ -1,4 +1,6 @@
-"""Fine-tuned checkpoints: their file format and how ``finetuned:<name>`` models are loaded.
+"""Fine-tuned checkpoints as a model source: where ``finetuned:<name>`` is found and how its
+file is read and checked (the registry then builds the base model and loads the weights; the
+training package writes these files).
 
 A checkpoint is a ``torch.save`` dict (loaded with ``weights_only=True``)::
 
@@ -6,7 +8,7 @@ A checkpoint is a ``torch.save`` dict (loaded with ``weights_only=True``)::
     version       1
     name          the finetune entry's name
     base          the registry model it started from (its architecture and preprocessing)
-    spec          the training settings (vcrbench.finetune.TrainingSpec.as_dict())
+    spec          the training settings (vcrbench.training.spec.TrainingSpec.as_dict())
     epoch         epochs trained so far
     state_dict    the whole model's parameters and buffers
     optimizer     (per-epoch checkpoints only) the optimiser state, to resume
@@ -71,26 +73,3 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
         )
     return checkpoint
 
-
-def load_finetuned(path: str | Path) -> tuple[torch.nn.Module, Any, str]:
-    """``(module, preprocessing, description)`` of a fine-tuned checkpoint, on the CPU.
-
-    The base model is built from the registry (same architecture and preprocessing) and its
-    weights are replaced by the checkpoint's, strictly (every tensor must match).
-    """
-    from vcrbench.models.registry import load_model
-
-    checkpoint = read_checkpoint(path)
-    base = load_model(checkpoint["base"], "cpu")
-    try:
-        base.module.load_state_dict(checkpoint["state_dict"], strict=True)
-    except RuntimeError as error:
-        raise VcrbenchError(
-            f"{path}: its weights do not fit {checkpoint['base']} ({error}); the base model "
-            "changed since it was trained, re-run the fine-tuning"
-        ) from None
-    description = (
-        f"{checkpoint['name']}: {checkpoint['base']} fine-tuned for {checkpoint['epoch']} "
-        f"epochs ({path})"
-    )
-    return base.module.eval(), base.preprocessing, description

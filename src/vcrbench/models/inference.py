@@ -4,7 +4,8 @@ Decisions per image:
 
 - ``top1``: argmax of the (B, 1000) logits (ImageNet-1k label index, int16).
 - ``p_top1``: softmax probability of ``top1`` (float32, softmax in float32).
-- ``top1_16``: :func:`vcrbench.imagenet16.decide_16` of the softmax probabilities (int8, 0..15).
+- ``top1_16``: :func:`vcrbench.data.imagenet16.decide_16` of the softmax probabilities (int8,
+  0..15).
 
 On the CPU the results are bit-identical across re-runs with the same torch build and thread
 count (eval mode, ``torch.inference_mode``, fixed batch order). On CUDA, cuDNN may pick
@@ -21,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from vcrbench.data.imagenet16 import CATEGORIES16, decide_16
 from vcrbench.errors import VcrbenchError
-from vcrbench.imagenet16 import CATEGORIES16, decide_16
 from vcrbench.models.preprocess import apply_preprocessing, as_uint8_batch
 from vcrbench.models.registry import LoadedModel, load_model
 
@@ -115,8 +116,9 @@ def predict(
 
 
 def prepare_file(path: str | Path) -> np.ndarray:
-    """The pipeline's preparation (:func:`vcrbench.datasets.prepare_image`): (224, 224, 3) uint8."""
-    from vcrbench.datasets import prepare_image
+    """The pipeline's preparation (:func:`vcrbench.data.datasets.prepare_image`):
+    (224, 224, 3) uint8."""
+    from vcrbench.data.datasets import prepare_image
 
     return prepare_image(path)
 
@@ -134,7 +136,7 @@ def predict_files(
     Returns one record per file: ``image`` (the path), ``top1`` (label index), ``wnid``, ``name``,
     ``p_top1``, ``top1_16`` (0..15) and ``category16`` (its name).
     """
-    from vcrbench.imagenet import class_names, wnids
+    from vcrbench.data.imagenet import class_names, wnids
 
     if not paths:
         raise VcrbenchError("predict: give at least one image file")

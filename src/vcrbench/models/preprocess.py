@@ -1,7 +1,7 @@
 """Model-specific preprocessing, applied *after* corruption to the stored 224 x 224 uint8 image.
 
 Every image reaches a model as the pipeline's prepared array (decode, RGB, short side 256,
-centre crop 224, uint8; see :func:`vcrbench.datasets.prepare_image`), corrupted or not. A model
+centre crop 224, uint8; see :func:`vcrbench.data.datasets.prepare_image`), corrupted or not. A model
 then sees::
 
     x = image / 255                                   # (B, 3, 224, 224) float32 in [0, 1]
@@ -25,8 +25,6 @@ import torch.nn.functional as F
 
 from vcrbench.errors import VcrbenchError
 
-#: The stored (prepared) image size in pixels.
-STORED_SIZE = 224
 IMAGENET_MEAN: tuple[float, float, float] = (0.485, 0.456, 0.406)
 IMAGENET_STD: tuple[float, float, float] = (0.229, 0.224, 0.225)
 #: TensorFlow EfficientNet-Lite ("edge") models: (x*255 - 127) / 128, i.e. about [-1, 1].
@@ -135,9 +133,3 @@ def apply_preprocessing(preprocess: PreprocessFn, x: torch.Tensor) -> torch.Tens
         )
     return out
 
-
-def describe_preprocessing(preprocess: PreprocessFn) -> str:
-    """Readable description of a preprocessing (dataclass or custom callable)."""
-    if isinstance(preprocess, Preprocessing):
-        return preprocess.describe()
-    return f"custom callable {getattr(preprocess, '__name__', type(preprocess).__name__)}"

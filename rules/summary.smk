@@ -1,0 +1,112 @@
+# The summary table: every model's R per corruption and property, with HMRI / MRSI against the
+# human curves and the ImageNet-C columns; the figures and the coverage table drawn from it.
+
+
+include: "functions/summary.smk"
+
+
+rule compare_human:
+    input:
+        curves=rules.curves.output.curves,
+        replicates=rules.curves.output.replicates,
+        human=human_curve_of(""),
+        human_replicates=human_curve_of("-replicates"),
+    output:
+        metrics=f"{RESULTS}/metrics/{{model}}/{{corruption}}-human.parquet",
+    log:
+        f"{RESULTS}/logs/human/compare-{{model}}-{{corruption}}.log",
+    conda:
+        "../envs/stats.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        model=model_name,
+        source=human_source,
+    script:
+        "../workflow_scripts/compare_human.py"
+
+
+rule summary:
+    input:
+        metrics=expand(
+            f"{RESULTS}/metrics/{{model}}/{{corruption}}.parquet",
+            model=MODELS,
+            corruption=CORRUPTIONS,
+        ),
+        human=[
+            f"{RESULTS}/metrics/{model}/{corruption}-human.parquet"
+            for model in MODELS
+            for corruption in HUMAN_FOR
+        ],
+        imagenet_c=expand(
+            f"{RESULTS}/metrics/{{model}}/{{corruption}}-imagenet-c.parquet",
+            model=MODELS,
+            corruption=IC_CORRUPTIONS,
+        ),
+    output:
+        summary=SUMMARY,
+        csv=f"{RESULTS}/metrics/summary.csv",
+        markdown=f"{RESULTS}/metrics/summary.md",
+    log:
+        f"{RESULTS}/logs/summary.log",
+    conda:
+        "../envs/stats.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/summary.py"
+
+
+use rule figure_base as figure_robustness with:
+    input:
+        summary=rules.summary.output.summary,
+    output:
+        figures=report_figures("robustness", "Summary", "R per model and corruption"),
+    log:
+        f"{RESULTS}/logs/figures/robustness.log",
+    params:
+        script="figure_robustness",
+        models=list(MODELS.values()),
+
+
+use rule figure_robustness as figure_r_vs_imagenet_c with:
+    output:
+        figures=report_figures(
+            "r-vs-imagenet-c", "ImageNet-C comparison", "R against ImageNet-C mean"
+        ),
+    log:
+        f"{RESULTS}/logs/figures/r-vs-imagenet-c.log",
+    params:
+        script="figure_r_vs_imagenet_c",
+
+
+use rule figure_robustness as figure_human_indices with:
+    output:
+        figures=report_figures("human-indices", "Human comparison", "HMRI and MRSI"),
+    log:
+        f"{RESULTS}/logs/figures/human-indices.log",
+    params:
+        script="figure_human_indices",
+
+
+use rule figure_base as coverage_table with:
+    input:
+        summary=rules.summary.output.summary,
+    output:
+        markdown=f"{RESULTS}/metrics/coverage.md",
+        csv=report(
+            f"{RESULTS}/metrics/coverage.csv",
+            caption="../report/coverage_table.rst",
+            category="Visual change coverage",
+            labels={"figure": "coverage table", "format": "csv"},
+        ),
+    log:
+        f"{RESULTS}/logs/figures/coverage-table.log",
+    params:
+        script="coverage_table",
+        corruptions=CORRUPTIONS,
+        binning=config["binning"],

@@ -1,0 +1,121 @@
+"""Run configuration: JSON-schema validation with defaults, then each section's own checks.
+
+:func:`validate_config` fills every default (:mod:`~vcrbench.config.schema`), adds the
+fine-tuning entries that the overlap report generates, validates against the schema and then
+runs the checks a schema cannot express: the run-level ones here (corruption and model names,
+sampling modes, clashing folder names) and each section's own, next to its package
+(:mod:`vcrbench.data.config`, :mod:`vcrbench.human.config`, :mod:`vcrbench.training.config`,
+:mod:`vcrbench.overlap.config`). Every problem is one :class:`~vcrbench.errors.VcrbenchError`
+that names the key, what was wrong and the allowed values, before Snakemake schedules any job.
+
+This package composes the others: it may import every package; none imports it (the workflow
+rules and the command line do).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vcrbench.config.schema import fill_defaults, load_schema, schema_errors
+from vcrbench.corruptions import CORRUPTIONS
+from vcrbench.data.config import check_dataset
+from vcrbench.errors import VcrbenchError
+from vcrbench.human.config import check_human
+from vcrbench.models.registry import parse_model_name
+from vcrbench.overlap.config import (
+    OVERLAP_PREFIX,
+    baseline,
+    check_overlap,
+    overlap_finetune_entries,
+)
+from vcrbench.training.config import check_finetune
+
+__all__ = ["evaluated_models", "model_slug", "validate_config"]
+
+
+def validate_config(config: Mapping[str, Any], schema_path: str | Path | None = None) -> dict:
+    """Validate a run configuration and return a copy with every default filled in.
+
+    Raises :class:`VcrbenchError` naming the first problem (key, value, allowed values).
+    """
+    schema = load_schema(schema_path)
+    filled = fill_defaults(copy.deepcopy(dict(config)), schema)
+    if isinstance(filled.get("finetune"), list) and isinstance(filled.get("overlap"), dict):
+        generated = overlap_finetune_entries(filled["overlap"])
+        items = schema["properties"]["finetune"]["items"]
+        filled["finetune"] = filled["finetune"] + [fill_defaults(e, items) for e in generated]
+    errors = schema_errors(filled, schema)
+    if errors:
+        raise VcrbenchError("config: " + "\nconfig: ".join(errors))
+    check_semantics(filled)
+    return filled
+
+
+def check_semantics(config: Mapping[str, Any]) -> None:
+    """Checks that a JSON schema cannot express: registry names, dataset paths, sections."""
+    known = list(CORRUPTIONS)
+    for i, name in enumerate(config["corruptions"]):
+        if name not in CORRUPTIONS:
+            raise VcrbenchError(
+                f"config: corruptions[{i}] {name!r} is not a known corruption; "
+                f"known: {', '.join(known)}"
+            )
+    if config["sampling"]["mode"] == "imagenet-c":
+        for name in config["corruptions"]:
+            if CORRUPTIONS[name].imagenet_c_severities is None:
+                with_c = [n for n, c in CORRUPTIONS.items() if c.imagenet_c_severities is not None]
+                raise VcrbenchError(
+                    f"config: sampling.mode is imagenet-c but corruption {name!r} has no "
+                    f"ImageNet-C severities; use sampling.mode: uniform or only: "
+                    f"{', '.join(with_c)}"
+                )
+    if config["sampling"]["imagenet_c_n"] and config["sampling"]["mode"] != "uniform":
+        raise VcrbenchError(
+            "config: sampling.imagenet_c_n adds an ImageNet-C severity sample next to the uniform "
+            "one; with sampling.mode: imagenet-c the main sample already is that, so set "
+            "imagenet_c_n: 0 (or mode: uniform)"
+        )
+    for i, name in enumerate(config["models"]):
+        try:
+            parse_model_name(name)
+        except VcrbenchError as error:
+            raise VcrbenchError(f"config: models[{i}]: {error}") from None
+    slugs = [model_slug(name) for name in evaluated_models(config)]
+    if len(set(slugs)) != len(slugs):
+        raise VcrbenchError(f"config: models map to clashing folder names {slugs}; rename one")
+    check_dataset(config["dataset"], "dataset")
+    check_human(config)
+    generated = {
+        entry["name"]: "overlap.train"
+        for entry in config["finetune"] if entry["name"].startswith(OVERLAP_PREFIX)
+    }
+    check_finetune(config, train_keys=generated)
+    check_overlap(config)
+
+
+def evaluated_models(config: Mapping[str, Any]) -> list[str]:
+    """The models a run evaluates: ``models``, then each fine-tuning entry's base and
+    ``finetuned:<name>`` (in entry order), then the overlap report's CE baseline; no repeats."""
+    models = list(config["models"])
+    extra = [name for entry in config["finetune"]
+             for name in (entry["base"], f"finetuned:{entry['name']}")]
+    if config["overlap"]["candidates"]:
+        extra.append(baseline(config["overlap"]))
+    for name in extra:
+        if name not in models:
+            models.append(name)
+    return models
+
+
+def model_slug(name: str) -> str:
+    """A file-system and wildcard friendly folder name for a model string.
+
+    ``torchvision:resnet50`` -> ``torchvision-resnet50``;
+    ``file:my/model.py`` -> ``file-my-model.py``.
+    """
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return slug or "model"

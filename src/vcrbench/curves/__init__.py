@@ -1,0 +1,10 @@
+"""Curves: from (Δv, success) pairs to a fitted VCR curve with its uncertainty and areas.
+
+:mod:`~vcrbench.curves.binning` bins Δv and counts rates (M bins, L); :mod:`~vcrbench.curves.
+splines` fits the monotone median smoothing spline; :mod:`~vcrbench.curves.bootstrap` adds
+bands and intervals; :mod:`~vcrbench.curves.areas` is the one place where areas are computed;
+:mod:`~vcrbench.curves.tables` holds the rates / curves / replicates / metrics tables that
+models and humans share. Every paper reuses this machinery; it knows nothing of images.
+
+May import: :mod:`vcrbench.core`, :mod:`vcrbench.errors`.
+"""

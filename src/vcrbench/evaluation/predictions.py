@@ -1,0 +1,93 @@
+"""Prediction tables: one model's decisions on the clean images and on a scored shard.
+
+Schemas (one row per image or sample):
+
+- ``predictions/<m>/clean.parquet``: ``image_id`` (string), ``top1`` (int16, ImageNet-1k index),
+  ``top1_16`` (int8, 16-class decision, index into the alphabetical 16 categories),
+  ``p_top1`` (float32, softmax probability of ``top1``).
+- ``predictions/<m>/<c>/shard-<k>.parquet``: the same with ``sample_id`` (int64) instead of
+  ``image_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from vcrbench.data.datasets import load_images
+from vcrbench.errors import VcrbenchError
+from vcrbench.evaluation.scoring import decode_images, pixel_checksum
+
+
+def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
+    return {
+        "top1": pa.array(decisions["top1"].astype(np.int16), pa.int16()),
+        "top1_16": pa.array(decisions["top1_16"].astype(np.int8), pa.int8()),
+        "p_top1": pa.array(decisions["p_top1"].astype(np.float32), pa.float32()),
+    }
+
+
+@dataclass(frozen=True)
+class Inference:
+    """How one model is run on images.
+
+    Attributes:
+        model: the model name (:data:`vcrbench.models.MODEL_FORMS`).
+        device: ``auto``, ``cpu`` or ``cuda``.
+        batch_size: images per forward pass.
+        precision: ``fp32`` or ``bf16`` (CUDA only).
+        models_dir: where ``finetuned:<name>`` checkpoints live (``results/<run>/models``).
+    """
+
+    model: str
+    device: str = "auto"
+    batch_size: int = 64
+    precision: str = "fp32"
+    models_dir: str | None = None
+
+    @classmethod
+    def from_config(cls, model: str, device: str, inference: dict, models_dir: str | None
+                    ) -> Inference:
+        """From a model name, the config's ``device`` and ``inference`` section."""
+        return cls(model, device, int(inference["batch_size"]), inference["precision"],
+                   models_dir)
+
+    def decisions(self, images: np.ndarray) -> dict[str, pa.Array]:
+        """Load the model on the resolved device and classify ``(N, 224, 224, 3)`` uint8
+        images: the decision columns of the module docstring."""
+        from vcrbench.models import load_model, predict, resolve_device
+
+        device = resolve_device(self.device)
+        model = load_model(self.model, device, models_dir=self.models_dir)
+        decisions = predict(
+            model, images, batch_size=self.batch_size, precision=self.precision, device=device
+        )
+        return _decision_columns(decisions)
+
+
+def predict_clean(index: pa.Table, inference: Inference) -> pa.Table:
+    """Decisions of one model on every clean image of the index."""
+    images = load_images(index.column("path").to_pylist())
+    return pa.table({"image_id": index.column("image_id"), **inference.decisions(images)})
+
+
+def predict_scored(scored: pa.Table, inference: Inference) -> pa.Table:
+    """Decisions of one model on the corrupted images of a scored shard.
+
+    The stored pixels are checked against their checksums before use.
+    """
+    images = decode_images(scored.column("image"))
+    for sample_id, image, checksum in zip(
+        scored.column("sample_id").to_pylist(),
+        images,
+        scored.column("checksum").to_pylist(),
+        strict=True,
+    ):
+        if pixel_checksum(image) != checksum:
+            raise VcrbenchError(
+                f"sample {sample_id}: stored corrupted image does not match its checksum; "
+                "delete the scored shard and re-run to regenerate it"
+            )
+    return pa.table({"sample_id": scored.column("sample_id"), **inference.decisions(images)})

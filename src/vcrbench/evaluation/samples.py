@@ -1,0 +1,82 @@
+"""Samples: which image, which corruption parameters and which noise seed each sample gets.
+
+Sample ``i`` of corruption ``c`` is fully determined by ``(seed, c, i)``: its image is entry
+``i mod n_images`` of a permutation of the index keyed by ``(seed, c)``, its parameters come from
+:func:`vcrbench.core.seeding.parameter_rng` (uniform mode, spaced ``visual`` or ``linear``) or from
+the ImageNet-C severity ``i mod 5 + 1`` (imagenet-c mode, image ``i // 5``), its pixel noise from
+:func:`vcrbench.core.seeding.noise_seed`. So shards can be made in any order, by any job.
+
+Schema of ``samples/<c>/shard-<k>.parquet``: ``sample_id`` (int64), ``image_id`` (string),
+``corruption`` (string), ``seed`` (int64, the per-sample noise seed), ``severity`` (int8: 1–5 in
+imagenet-c mode, 0 in uniform mode), then one float64 column per corruption parameter (units as
+in the corruption registry).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from vcrbench.core.seeding import IMAGE_ORDER, keyed_permutation, noise_seed
+from vcrbench.core.shards import shard_range
+from vcrbench.errors import VcrbenchError
+
+FIXED_COLUMNS = ("sample_id", "image_id", "corruption", "seed", "severity")
+IMAGENET_C_LEVELS = 5
+
+
+def image_order(n_images: int, seed: int, corruption: str) -> np.ndarray:
+    """A permutation of ``range(n_images)`` keyed by ``(seed, corruption)``."""
+    return keyed_permutation(n_images, IMAGE_ORDER, seed, corruption)
+
+
+def make_samples(
+    image_ids: list[str],
+    corruption: str,
+    *,
+    seed: int,
+    mode: str,
+    n: int,
+    shard_size: int,
+    shard: int,
+    spacing: str = "visual",
+) -> pa.Table:
+    """The samples table of one shard (see module docstring); ``spacing`` as in
+    :mod:`vcrbench.corruptions.sampling` (uniform mode only)."""
+    # imported here: the corruptions load torch, which the statistics jobs that read this
+    # module's constants do not need
+    from vcrbench.corruptions import get_corruption, imagenet_c_samples, uniform_samples
+
+    spec = get_corruption(corruption)
+    names = list(spec.parameters)
+    clash = set(names) & set(FIXED_COLUMNS)
+    if clash:
+        raise VcrbenchError(f"corruption {corruption}: parameter names {clash} clash with columns")
+    ids = list(shard_range(shard, n, shard_size))
+    order = image_order(len(image_ids), seed, corruption)
+    if mode == "uniform":
+        params = uniform_samples(corruption, seed, ids, spacing)
+        images = [image_ids[order[i % len(image_ids)]] for i in ids]
+        severity = [0] * len(ids)
+    elif mode == "imagenet-c":
+        levels = imagenet_c_samples(corruption)
+        params = [levels[i % IMAGENET_C_LEVELS] for i in ids]
+        images = [image_ids[order[(i // IMAGENET_C_LEVELS) % len(image_ids)]] for i in ids]
+        severity = [i % IMAGENET_C_LEVELS + 1 for i in ids]
+    else:
+        raise VcrbenchError(f"sampling.mode {mode!r} unknown; use uniform or imagenet-c")
+    columns = {
+        "sample_id": pa.array(ids, pa.int64()),
+        "image_id": pa.array(images, pa.string()),
+        "corruption": pa.array([corruption] * len(ids), pa.string()),
+        "seed": pa.array([noise_seed(seed, corruption, i) for i in ids], pa.int64()),
+        "severity": pa.array(severity, pa.int8()),
+    }
+    for name in names:
+        columns[name] = pa.array([float(p[name]) for p in params], pa.float64())
+    return pa.table(columns)
+
+
+def parameter_columns(table: pa.Table) -> list[str]:
+    """The corruption-parameter columns of a samples table."""
+    return [c for c in table.column_names if c not in FIXED_COLUMNS]

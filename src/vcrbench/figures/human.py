@@ -1,0 +1,144 @@
+"""The human-comparison figures: HMRI / MRSI bars and human curves by similarity class (paper
+Fig. 8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pyarrow as pa
+
+from vcrbench.figures.style import (
+    DV_LABEL,
+    LINESTYLES,
+    METRIC_LABELS,
+    grouped_bars,
+    legend_below,
+    model_colours,
+    property_rows,
+    save_figure,
+    unique_handles,
+)
+
+
+def _human_tick(corruption: str, source: str | None) -> str:
+    """Tick label: the corruption, and the corruption whose human curve it borrows."""
+    if source and " via " in source:
+        return f"{corruption}\nvia {source.rsplit(' via ', 1)[1]}"
+    return corruption
+
+
+def plot_human_indices(
+    summary: pa.Table, *, paths: Sequence[str | Path], models: Sequence[str] | None = None
+) -> plt.Figure:
+    """HMRI and MRSI with 95 % intervals: rows HMRI / MRSI, one column per metric.
+
+    Uses the summary's 16-class rows with a human comparison (non-null ``HMRI``); bars per model
+    (colour), corruptions on the x axis. A run whose models have no such row (no image with a
+    16-class label) gets one panel saying so.
+    """
+    data = [r for r in summary.to_pylist() if r["classes"] == 16 and r["HMRI"] is not None]
+    shown = sorted({r["model"] for r in data})
+    colours = model_colours(models or shown)
+    metrics = [m for m in ("accuracy", "consistency") if any(r["metric"] == m for r in data)]
+    if not metrics:
+        fig, ax = plt.subplots(figsize=(6, 2.5))
+        ax.axis("off")
+        ax.text(
+            0.5, 0.5,
+            "No model has a 16-class row with a human comparison\n"
+            "(the run's images need labels in the 16 categories).",
+            ha="center", va="center", fontsize=10,
+        )
+        fig.suptitle("HMRI and MRSI against human curves", fontsize=11)
+        save_figure(fig, paths)
+        return fig
+    corruptions = list(dict.fromkeys(r["corruption"] for r in data))
+    sources = {r["corruption"]: r["human_source"] for r in data}
+    width = max(5.0, (0.9 + 0.35 * len(shown)) * len(corruptions) + 1.5)
+    fig, axes = plt.subplots(
+        2, len(metrics), figsize=(width * len(metrics), 6.2), squeeze=False, sharey=True
+    )
+    ylabels = {
+        "HMRI": r"HMRI = $1 - A^{h>m} / A^{h}$",
+        "MRSI": r"MRSI = $A^{m>h} / A^{m}$",
+    }
+    for col, metric in enumerate(metrics):
+        rows = [r for r in data if r["metric"] == metric]
+        for row_i, column in enumerate(("HMRI", "MRSI")):
+            ax = axes[row_i, col]
+            grouped_bars(
+                ax, rows, column=column, corruptions=corruptions, models=shown, colours=colours
+            )
+            ax.set_xticklabels([_human_tick(c, sources.get(c)) for c in corruptions], fontsize=8)
+            ax.set_ylim(0, 1.05)
+            ax.set_title(f"{column}, 16-class {metric}", fontsize=10)
+            if col == 0:
+                ax.set_ylabel(ylabels[column])
+    legend_below(fig, *unique_handles(axes.flat))
+    fig.suptitle(
+        "Models against the human curve (95 % bootstrap intervals)\n"
+        "HMRI: 1 = never below humans; MRSI: share of the model's area above humans; "
+        "via c: uses the human curve of c",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    save_figure(fig, paths)
+    return fig
+
+
+def plot_human_similarity(
+    curves: Mapping[str, pa.Table],
+    groups: pa.Table,
+    *,
+    paths: Sequence[str | Path],
+    metric: str = "accuracy",
+) -> plt.Figure:
+    """Human 16-class curves with 83 % bands on one axes, coloured by class (paper, Fig. 8).
+
+    ``curves``: corruption -> ``human/<c>.parquet``; ``groups``: ``curve-groups.parquet``
+    (``corruption``, ``group``). Two corruptions share a class when their 83 % bands overlap
+    over the whole Δv range (directly or through a chain), i.e. their human curves do not
+    differ significantly at about the 5 % level.
+    """
+    group = dict(
+        zip(groups.column("corruption").to_pylist(), groups.column("group").to_pylist(),
+            strict=True)
+    )
+    palette = plt.get_cmap("Dark2")
+    next_group = max(group.values(), default=-1) + 1
+    for corruption in curves:
+        if corruption not in group:
+            group[corruption], next_group = next_group, next_group + 1
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    members: dict[int, int] = {}
+    for corruption in sorted(curves, key=lambda c: (group[c], list(curves).index(c))):
+        curve = property_rows(curves[corruption], metric, 16)
+        if not curve["v"].size:
+            continue
+        g = group[corruption]
+        colour = palette(g % 8)
+        style = LINESTYLES[members.get(g, 0) % len(LINESTYLES)]
+        members[g] = members.get(g, 0) + 1
+        ax.fill_between(curve["v"], curve["lo83"], curve["hi83"], color=colour, alpha=0.2,
+                        linewidth=0)
+        for edge in ("lo83", "hi83"):
+            ax.plot(curve["v"], curve[edge], color=colour, linewidth=0.6, linestyle=style,
+                    alpha=0.8)
+        ax.plot(curve["v"], curve["s"], color=colour, linewidth=2, linestyle=style,
+                label=f"{corruption} (class {g + 1})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(DV_LABEL)
+    ax.set_ylabel(f"human {METRIC_LABELS[metric]}, 16 classes")
+    ax.grid(alpha=0.3)
+    ax.set_title(
+        f"Human {metric} curves with 83 % bootstrap bands; colour: class of visually similar\n"
+        "corruptions (bands overlap at every Δv: no significant difference at ≈ 5 %)",
+        fontsize=10,
+    )
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, paths)
+    return fig

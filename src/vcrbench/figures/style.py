@@ -1,0 +1,155 @@
+"""What every figure shares: colours, labels, legends, property rows and the atomic save.
+
+Every plotting function (:mod:`~vcrbench.figures.vcr`, :mod:`~vcrbench.figures.human`,
+:mod:`~vcrbench.figures.overlap`) takes tables (``pyarrow.Table``; schemas in
+:mod:`vcrbench.curves.tables`, :mod:`vcrbench.vcr.summary`, :mod:`vcrbench.human.similarity`,
+…), draws one figure, writes it to every path in ``paths`` (:func:`save_figure`, atomically)
+and returns the (closed) ``Figure`` so that tests can read its titles and labels.
+
+Colours: one per model, fixed by the model's position in the sorted list of the run's model
+names (:func:`model_colours`; pass ``models``, the run's whole list, so that a figure showing
+only some models colours them as the others do). Humans are always black; data that belong to
+no model (samples, classes of corruptions) use grey, black and a second palette (``Dark2``).
+Δv is unitless: ``visual change Δv = 1 − VIF`` (0: unchanged, 1: all visual information lost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from vcrbench.core.files import atomic_write  # noqa: E402
+from vcrbench.core.properties import select  # noqa: E402
+
+PROPERTY_TITLES = {
+    ("accuracy", 1000): "accuracy $s_a$, 1000 classes",
+    ("consistency", 1000): "consistency $s_p$, 1000 classes",
+    ("accuracy", 16): "accuracy $s_a$, 16 classes",
+    ("consistency", 16): "consistency $s_p$, 16 classes",
+}
+#: y-axis label per metric: both are fractions of images (or human trials) in [0, 1].
+METRIC_LABELS = {
+    "accuracy": "accuracy (fraction correct)",
+    "consistency": "consistency (fraction unchanged)",
+}
+DV_LABEL = r"visual change $\Delta_v = 1 - \mathrm{VIF}$"
+HUMAN_COLOUR = "black"
+#: Markers that tell corruptions apart where colour is taken by the model.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "p", "h", "8", "d")
+#: Line styles that tell apart corruptions sharing a colour.
+LINESTYLES = ("-", "--", ":", "-.")
+#: Bars lower than this (on a 0–1 axis) get their value written above them.
+SHORT_BAR = 0.05
+SAMPLE_COLOURS = {"uniform": "0.65", "imagenet-c": "black", "threshold": "tab:red"}
+
+
+def model_colours(models: Iterable[str]) -> dict[str, tuple]:
+    """A fixed colour per model (tab10 by position in the sorted list of model names)."""
+    cmap = plt.get_cmap("tab10")
+    return {m: cmap(i % 10) for i, m in enumerate(sorted(set(models)))}
+
+
+def model_label(name: str) -> str:
+    """A short legend label: ``file:`` models by their file name, others as configured."""
+    if name.startswith("file:"):
+        return "file:" + Path(name[len("file:") :]).name
+    return name
+
+
+def save_figure(fig: plt.Figure, paths: Sequence[str | Path]) -> None:
+    """Save one figure to every path (format from the suffix), atomically, without timestamps."""
+    try:
+        for path in map(Path, paths):
+            fmt = path.suffix.lstrip(".")
+            metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+            with atomic_write(path) as tmp:
+                fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+    finally:
+        plt.close(fig)
+
+
+def property_rows(table: pa.Table, metric: str, classes: int) -> dict[str, np.ndarray]:
+    """The rows of one property as float arrays per column (NaN for null; ``metric`` and
+    ``classes`` left out)."""
+    data = select(table, metric, classes).to_pydict()
+    return {
+        k: np.array([np.nan if x is None else x for x in v], dtype=float)
+        for k, v in data.items()
+        if k not in ("metric", "classes")
+    }
+
+
+def legend_below(fig: plt.Figure, handles: list, labels: list[str], ncol: int = 4) -> None:
+    """One legend for the whole figure, under the axes (it never covers data)."""
+    if handles:
+        fig.legend(
+            handles,
+            labels,
+            loc="upper center",
+            ncol=max(1, min(ncol, len(labels))),
+            frameon=False,
+            fontsize=9,
+            bbox_to_anchor=(0.5, 0.0),
+        )
+
+
+def unique_handles(axes: Iterable[plt.Axes]) -> tuple[list, list[str]]:
+    handles, labels = [], []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    return handles, labels
+
+
+def grouped_bars(
+    ax: plt.Axes,
+    rows: Sequence[Mapping],
+    *,
+    column: str,
+    corruptions: Sequence[str],
+    models: Sequence[str],
+    colours: Mapping[str, tuple],
+) -> None:
+    """Bars of ``column`` per corruption (x) and model (colour) with ``<column>_lo/_hi`` bars."""
+    width = 0.8 / max(1, len(models))
+    for j, model in enumerate(models):
+        xs, ys, lo, hi = [], [], [], []
+        for i, corruption in enumerate(corruptions):
+            for r in rows:
+                if (r["model"], r["corruption"]) == (model, corruption) and r[column] is not None:
+                    xs.append(i + (j - (len(models) - 1) / 2) * width)
+                    ys.append(r[column])
+                    value_lo = r[f"{column}_lo"] if r[f"{column}_lo"] is not None else r[column]
+                    value_hi = r[f"{column}_hi"] if r[f"{column}_hi"] is not None else r[column]
+                    lo.append(max(0.0, r[column] - value_lo))
+                    hi.append(max(0.0, value_hi - r[column]))
+        if xs:
+            ax.bar(
+                xs,
+                ys,
+                width=width,
+                color=colours[model],
+                label=model_label(model),
+                yerr=[lo, hi],
+                capsize=2,
+                error_kw={"linewidth": 0.8},
+            )
+            # a bar too short to see still shows its value (0 is a result, not a gap)
+            for x, y, up in zip(xs, ys, hi, strict=True):
+                if y < SHORT_BAR:
+                    ax.text(
+                        x, y + up + 0.02, f"{y:.2f}", color=colours[model], fontsize=6,
+                        rotation=90, ha="center", va="bottom",
+                    )
+    ax.set_xticks(range(len(corruptions)))
+    ax.set_xlim(-0.6, len(corruptions) - 0.4)
+    ax.grid(axis="y", alpha=0.3)

@@ -1,0 +1,352 @@
+"""The overlap report: NOC's robustness and overlap scores, Algorithm 1, CE / mCE and balance
+from the pipeline's cached tables (the arithmetic is in :mod:`vcrbench.overlap.scores`,
+:mod:`~vcrbench.overlap.selection` and :mod:`~vcrbench.overlap.corruption_error`).
+
+Models (roles): ``standard`` (the base fine-tuned without augmentation, or the base itself),
+one model per candidate corruption ``c`` (fine-tuned with ``c`` as augmentation), and the CE
+baseline. Every model is evaluated on the same corrupted samples of the run.
+
+Two robustness scores per model and corruption, both divided by the model's clean accuracy on
+the run's images:
+
+- ``noc``: ``R = A_c / A_clean`` (NOC §3.1), ``A_c`` the accuracy over the corruption's uniform
+  sample (parameters over the whole domain, so every severity counts);
+- ``vcr``: ``R = R_a / A_clean``, ``R_a`` the area under the fitted accuracy curve over the
+  whole Δv range (the VCR counterpart, which weights every amount of visual change equally).
+
+Intervals (95 %): a paired bootstrap over images. Replicate ``b`` draws the run's images with
+replacement (multinomial counts, keyed by the run seed); every model's ``A_clean`` and ``A_c``
+are re-weighted by the same counts (a sample weighs as its image), so the overlap matrix of
+replicate ``b`` uses one resample for all models, as the scores are compared. For ``vcr``, the
+replicate's ``R_a`` is the area of the model's own bootstrap curve ``b`` (those are
+independent per model). Algorithm 1 runs on the point estimates.
+
+Tables under ``overlap/``:
+
+- ``robustness.parquet``: ``role``, ``model``, ``corruption``, ``accuracy_clean``,
+  ``accuracy``, ``R_a``, ``score`` ("noc" | "vcr"), ``R``, ``R_lo``, ``R_hi``.
+- ``matrix.parquet``: ``score``, ``c1``, ``c2``, ``O``, ``O_lo``, ``O_hi`` (every ordered pair).
+- ``benchmarks.parquet``: ``score``, ``threshold``, ``corruptions`` (list), ``size``,
+  ``mean_overlap``, ``balance_range``, ``balance_std`` (spread of the mCEs of the members'
+  single-corruption models on the selected benchmark; null for a single corruption).
+- ``ce.parquet``: ``model``, ``role``, ``corruption``, ``error``, ``baseline_error``, ``CE``,
+  then one row per model with ``corruption`` "mCE" (over all candidates).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from vcrbench.core.properties import select
+from vcrbench.core.seeding import BOOTSTRAP_STREAM, sample_key
+from vcrbench.core.tables import markdown_table
+from vcrbench.curves.bootstrap import metric_interval
+from vcrbench.curves.tables import replicate_areas
+from vcrbench.errors import VcrbenchError
+from vcrbench.overlap.config import STANDARD
+from vcrbench.overlap.corruption_error import balance, corruption_errors, mean_corruption_error
+from vcrbench.overlap.scores import overlap_matrix
+from vcrbench.overlap.selection import non_overlapping_benchmarks
+
+SCORES = ("noc", "vcr")
+
+
+def clean_correct(index: pa.Table, clean: pa.Table, classes: int) -> np.ndarray:
+    """(n_images,) 1.0 / 0.0 per image of the index, NaN where the image has no label."""
+    if clean.column("image_id").to_pylist() != index.column("image_id").to_pylist():
+        raise VcrbenchError("clean predictions and the index do not list the same images")
+    if classes == 1000:
+        label, decision = index.column("label").to_numpy(), clean.column("top1").to_numpy()
+    else:
+        label = index.column("category16").to_numpy()
+        decision = clean.column("top1_16").to_numpy()
+    out = (decision.astype(np.int64) == label.astype(np.int64)).astype(np.float64)
+    out[label < 0] = np.nan
+    return out
+
+
+def image_sums(outcomes: pa.Table, image_ids: list[str], classes: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per image of the index: (number of labelled samples, number of correct ones)."""
+    column = outcomes.column("correct" if classes == 1000 else "correct16")
+    position = {image_id: i for i, image_id in enumerate(image_ids)}
+    where = np.array([position[i] for i in outcomes.column("image_id").to_pylist()], np.int64)
+    known = pc.is_valid(column).to_numpy(zero_copy_only=False)
+    values = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(np.float64)
+    n = len(image_ids)
+    return (np.bincount(where[known], minlength=n).astype(np.float64),
+            np.bincount(where, weights=values, minlength=n))
+
+
+def image_weights(n_images: int, replicates: int, seed: int) -> np.ndarray:
+    """(replicates, n_images) bootstrap counts of the images (multinomial, keyed by seed)."""
+    rng = np.random.default_rng(sample_key(seed, "overlap-report", 0, BOOTSTRAP_STREAM))
+    return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=replicates
+                           ).astype(np.float64)
+
+
+def _weighted_mean(weights: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (weights @ sums) / (weights @ counts)
+
+
+def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    """95 % percentile interval of the finite values, None where there is none."""
+    lo, hi = metric_interval(values)
+    return _number(lo), _number(hi)
+
+
+def _number(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def overlap_report(
+    *,
+    roles: dict[str, str],
+    candidates: list[str],
+    baseline: str,
+    image_ids: list[str],
+    clean: dict[str, np.ndarray],
+    outcomes: dict[tuple[str, str], pa.Table],
+    r_a: dict[tuple[str, str], float],
+    r_a_replicates: dict[tuple[str, str], np.ndarray],
+    thresholds: list[float],
+    classes: int,
+    replicates: int,
+    seed: int,
+) -> dict[str, pa.Table]:
+    """The four tables of the module docstring.
+
+    Args:
+        roles: role (``standard`` or a candidate) -> model name.
+        candidates: the candidate corruptions, in report order.
+        baseline: the CE baseline's model name.
+        image_ids: the index's image ids, in order.
+        clean: model -> :func:`clean_correct` of its clean predictions.
+        outcomes: (model, corruption) -> ``outcomes/<m>/<c>.parquet``.
+        r_a: (model, corruption) -> R_a of the summary; r_a_replicates: its bootstrap areas.
+        thresholds: Algorithm 1 thresholds; classes: 1000 or 16; replicates: B; seed: run seed.
+    """
+    models = list(dict.fromkeys([*roles.values(), baseline]))
+    weights = image_weights(len(image_ids), replicates, seed)
+    accuracy_clean, accuracy_clean_b, accuracy, accuracy_b = {}, {}, {}, {}
+    for model in models:
+        known = np.isfinite(clean[model])
+        counts, sums = known.astype(np.float64), np.where(known, clean[model], 0.0)
+        if not counts.any():
+            raise VcrbenchError(f"overlap: no image has a {classes}-class label; use classes: "
+                                f"{16 if classes == 1000 else 1000} or labelled images")
+        accuracy_clean[model] = float(sums.sum() / counts.sum())
+        accuracy_clean_b[model] = _weighted_mean(weights, counts, sums)
+        for corruption in candidates:
+            counts_c, sums_c = image_sums(outcomes[(model, corruption)], image_ids, classes)
+            accuracy[(model, corruption)] = float(sums_c.sum() / counts_c.sum())
+            accuracy_b[(model, corruption)] = _weighted_mean(weights, counts_c, sums_c)
+
+    robustness_rows, point, per_replicate = [], {}, {}
+    for score in SCORES:
+        point[score], per_replicate[score] = {}, {}
+        for role, model in roles.items():
+            for corruption in candidates:
+                key = (model, corruption)
+                if score == "noc":
+                    value = accuracy[key] / accuracy_clean[model]
+                    reps = accuracy_b[key] / accuracy_clean_b[model]
+                else:
+                    value = r_a[key] / accuracy_clean[model]
+                    areas = r_a_replicates[key]
+                    n = min(areas.size, replicates)
+                    reps = areas[:n] / accuracy_clean_b[model][:n]
+                point[score][(role, corruption)] = value
+                per_replicate[score][(role, corruption)] = reps
+                lo, hi = _interval(reps)
+                robustness_rows.append({
+                    "role": role, "model": model, "corruption": corruption,
+                    "accuracy_clean": accuracy_clean[model], "accuracy": accuracy[key],
+                    "R_a": r_a[key], "score": score, "R": _number(value), "R_lo": lo, "R_hi": hi,
+                })
+
+    matrix_rows, benchmark_rows = [], []
+    for score in SCORES:
+        matrix = overlap_matrix(point[score], candidates, standard=STANDARD)
+        n_rep = min(len(v) for v in per_replicate[score].values())
+        stack = np.array([
+            overlap_matrix({k: float(v[b]) for k, v in per_replicate[score].items()},
+                           candidates, standard=STANDARD)
+            for b in range(n_rep)
+        ]) if n_rep else np.empty((0, len(candidates), len(candidates)))
+        for i, c1 in enumerate(candidates):
+            for j, c2 in enumerate(candidates):
+                lo, hi = _interval(stack[:, i, j]) if n_rep else (None, None)
+                matrix_rows.append({"score": score, "c1": c1, "c2": c2,
+                                    "O": _number(matrix[i, j]), "O_lo": lo, "O_hi": hi})
+        benchmark_rows += _benchmarks(score, matrix, candidates, thresholds, roles, baseline,
+                                      accuracy)
+    ce_rows = _ce_rows(roles, candidates, baseline, accuracy)
+    return {
+        "robustness": pa.Table.from_pylist(robustness_rows),
+        "matrix": pa.Table.from_pylist(matrix_rows),
+        "benchmarks": pa.Table.from_pylist(benchmark_rows, schema=BENCHMARK_SCHEMA),
+        "ce": pa.Table.from_pylist(ce_rows),
+    }
+
+
+def report_from_tables(
+    *,
+    roles: dict[str, str],
+    candidates: list[str],
+    baseline: str,
+    index: pa.Table,
+    summary: pa.Table,
+    clean: dict[str, pa.Table],
+    outcomes: dict[tuple[str, str], pa.Table],
+    replicates: dict[tuple[str, str], pa.Table],
+    thresholds: list[float],
+    classes: int,
+    n_boot: int,
+    seed: int,
+) -> dict[str, pa.Table]:
+    """:func:`overlap_report` from the cached tables: the index, the summary (R_a), each
+    model's clean predictions, and per (model, corruption) its outcomes and curve replicates."""
+    accuracy = select(summary, "accuracy", classes)
+    r_a = dict(zip(
+        zip(accuracy.column("model").to_pylist(), accuracy.column("corruption").to_pylist(),
+            strict=True),
+        accuracy.column("R").to_pylist(),
+        strict=True,
+    ))
+    return overlap_report(
+        roles=roles, candidates=candidates, baseline=baseline,
+        image_ids=index.column("image_id").to_pylist(),
+        clean={m: clean_correct(index, table, classes) for m, table in clean.items()},
+        outcomes=outcomes, r_a=r_a,
+        r_a_replicates={
+            key: replicate_areas(table, "accuracy", classes) for key, table in replicates.items()
+        },
+        thresholds=thresholds, classes=classes, replicates=n_boot, seed=seed,
+    )
+
+
+BENCHMARK_SCHEMA = pa.schema([
+    ("score", pa.string()),
+    ("threshold", pa.float64()),
+    ("corruptions", pa.list_(pa.string())),
+    ("size", pa.int32()),
+    ("mean_overlap", pa.float64()),
+    ("balance_range", pa.float64()),
+    ("balance_std", pa.float64()),
+    ("excluded", pa.list_(pa.string())),
+])
+
+
+def _benchmarks(score, matrix, candidates, thresholds, roles, baseline, accuracy) -> list[dict]:
+    """Algorithm 1 per threshold, on the candidates whose self-overlap is defined (training
+    with c raised the robustness to c); the excluded ones are listed in every row."""
+    usable = [i for i in range(len(candidates)) if np.isfinite(matrix[i, i])]
+    excluded = [candidates[i] for i in range(len(candidates)) if i not in usable]
+    if not usable:
+        return []
+    names = [candidates[i] for i in usable]
+    sub = matrix[np.ix_(usable, usable)]
+    rows = []
+    for found in non_overlapping_benchmarks(names, sub, thresholds):
+        members = list(found["corruptions"])
+        spread = None
+        if len(members) > 1:
+            mces = {c: _mce(roles[c], members, baseline, accuracy) for c in members}
+            spread = balance(mces)
+        rows.append({
+            "score": score, "threshold": float(found["threshold"]), "corruptions": members,
+            "size": len(members), "mean_overlap": float(found["mean_overlap"]),
+            "balance_range": None if spread is None else spread["range"],
+            "balance_std": None if spread is None else spread["std"],
+            "excluded": excluded,
+        })
+    return rows
+
+
+def _mce(model: str, corruptions: list[str], baseline: str, accuracy) -> float:
+    errors = {c: 1.0 - accuracy[(model, c)] for c in corruptions}
+    base = {c: 1.0 - accuracy[(baseline, c)] for c in corruptions}
+    return mean_corruption_error(corruption_errors(errors, base))
+
+
+def _ce_rows(roles, candidates, baseline, accuracy) -> list[dict]:
+    rows = []
+    labelled = [(role, model) for role, model in roles.items()]
+    if baseline not in roles.values():
+        labelled.append(("baseline", baseline))
+    for role, model in labelled:
+        errors = {c: 1.0 - accuracy[(model, c)] for c in candidates}
+        base = {c: 1.0 - accuracy[(baseline, c)] for c in candidates}
+        ce = corruption_errors(errors, base)
+        for c in candidates:
+            rows.append({"model": model, "role": role, "corruption": c, "error": errors[c],
+                         "baseline_error": base[c], "CE": ce[c]})
+        rows.append({"model": model, "role": role, "corruption": "mCE", "error": None,
+                     "baseline_error": None, "CE": mean_corruption_error(ce)})
+    return rows
+
+
+def overlap_markdown(tables: dict[str, pa.Table], baseline: str) -> str:
+    """A readable report: robustness, the overlap matrices with intervals, the benchmarks and
+    the CE / mCE table."""
+    out = ["# Corruption overlap (NOC method)", ""]
+    robustness = tables["robustness"].to_pylist()
+    by = {(r["role"], r["corruption"], r["score"]): r for r in robustness}
+    out += ["## Robustness R = A_c / A_clean (noc) and R_a / A_clean (vcr), 95 % intervals", ""]
+    out += markdown_table(
+        ["role", "model", "corruption", "A_clean", "A_c", "R (noc)", "R (vcr)"],
+        (
+            [r["role"], r["model"], r["corruption"], f"{r['accuracy_clean']:.3f}",
+             f"{r['accuracy']:.3f}", _ci(r), _ci(by[(r["role"], r["corruption"], "vcr")])]
+            for r in robustness if r["score"] == "noc"
+        ),
+    )
+    matrix = tables["matrix"].to_pylist()
+    for score in SCORES:
+        names = list(dict.fromkeys(r["c1"] for r in matrix if r["score"] == score))
+        cells = {(r["c1"], r["c2"]): r for r in matrix if r["score"] == score}
+        out += ["", f"## Overlap O(c1, c2), Eq. (2), from the {score} scores", ""]
+        out += markdown_table(
+            ["c1 \\ c2", *names],
+            (
+                [c1, *(_ci({"R": cells[(c1, c2)]["O"], "R_lo": cells[(c1, c2)]["O_lo"],
+                            "R_hi": cells[(c1, c2)]["O_hi"]}) for c2 in names)]
+                for c1 in names
+            ),
+        )
+    benchmarks = tables["benchmarks"].to_pylist()
+    rows = [
+        [r["score"], f"{r['threshold']:g}", ", ".join(r["corruptions"]),
+         f"{r['mean_overlap']:.3f}",
+         *(("–", "–") if r["balance_range"] is None else (
+             f"{100 * r['balance_range']:.1f}", f"{100 * r['balance_std']:.1f}")),
+         ", ".join(r["excluded"]) or "–"]
+        for r in benchmarks
+    ] or [["–", "–", "none: for no candidate did fine-tuning with it raise the robustness to "
+           "it, so Eq. (2) is undefined for every pair", "–", "–", "–", "all"]]
+    out += ["", "## Non-overlapping benchmarks (Algorithm 1)", ""]
+    out += markdown_table(
+        ["score", "threshold", "benchmark", "mean overlap", "mCE range", "mCE std", "excluded"],
+        rows,
+    )
+    ce = tables["ce"].to_pylist()
+    corruptions = list(dict.fromkeys(r["corruption"] for r in ce))
+    out += ["", f"## CE and mCE (%), baseline {baseline}", ""]
+    rows = []
+    for model, role in dict.fromkeys((r["model"], r["role"]) for r in ce):
+        values = {r["corruption"]: r["CE"] for r in ce if r["model"] == model}
+        rows.append([model, role, *(f"{100 * values[c]:.1f}" for c in corruptions)])
+    out += markdown_table(["model", "role", *corruptions], rows)
+    return "\n".join(out) + "\n"
+
+
+def _ci(row: dict) -> str:
+    if row["R"] is None:
+        return "undefined"
+    if row["R_lo"] is None:
+        return f"{row['R']:.3f}"
+    return f"{row['R']:.3f} [{row['R_lo']:.3f}, {row['R_hi']:.3f}]"

@@ -1,0 +1,43 @@
+"""The training images of a fine-tuning entry: labelled, and none of them an evaluation image."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from vcrbench.errors import VcrbenchError
+
+
+def check_training_index(train: pa.Table, evaluation: pa.Table, name: str) -> None:
+    """Refuse a training set with unlabelled images or any image of the evaluation set (same
+    ``image_id`` or the same file)."""
+    labels = np.asarray(train.column("label").to_numpy())
+    unlabelled = int((labels < 0).sum())
+    if unlabelled:
+        example = train.column("image_id")[int(np.flatnonzero(labels < 0)[0])].as_py()
+        raise VcrbenchError(
+            f"finetune {name}: {unlabelled} of {train.num_rows} training images have no ImageNet "
+            f"label (e.g. {example}); use a folder with WNID subfolders or '<WNID>_' file names"
+        )
+    shared = set(train.column("image_id").to_pylist()) & set(
+        evaluation.column("image_id").to_pylist()
+    )
+
+    def files(table: pa.Table) -> set[str]:
+        return {
+            p if p.startswith("builtin:") else str(Path(p).resolve())
+            for p in table.column("path").to_pylist()
+        }
+
+    same_files = files(train) & files(evaluation)
+    if shared or same_files:
+        examples = sorted(shared)[:3] or sorted(same_files)[:3]
+        raise VcrbenchError(
+            f"finetune {name}: the training images overlap the evaluation images "
+            f"({len(shared)} shared image ids, {len(same_files)} shared files, e.g. "
+            f"{', '.join(examples)}); training on evaluation images would inflate every metric. "
+            "Use disjoint folders, or e.g. dataset.categories16_only with "
+            "train.exclude_categories16"
+        )

@@ -1,0 +1,182 @@
+"""One epoch of fine-tuning (VCR paper §4.3, supplementary §8.10; NOC paper §3.2), one call per
+epoch so that the workflow caches and resumes per epoch; the augmentation and the loss are
+passed in (:mod:`~vcrbench.training.augmentation`, :mod:`~vcrbench.training.losses`).
+
+One epoch ``e`` (1-based) of entry ``name``:
+
+1. Order: a permutation of the training index keyed by ``(seed, name, e)``, cut into batches of
+   ``batch_size`` (the last one may be smaller).
+2. Views: the augmentation makes the views of each batch (default: the entry's corruption on
+   a fraction of the images, :class:`~vcrbench.training.augmentation.CorruptionAugmentation`).
+3. Step: every view through the base model's preprocessing and the model in one forward pass,
+   the loss per image (default: cross-entropy on the 1000 ImageNet logits), SGD with momentum
+   (the paper: lr 0.001, momentum 0.9) at the epoch's learning rate (constant, cosine or step
+   schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
+   layers`).
+
+Randomness of dropout comes from torch's global generator, seeded per epoch from
+``(seed, name, e)``, so an epoch computed after a restart equals the uninterrupted one. On the CPU
+the result is bit-identical across runs with the same torch build and thread count.
+
+Training log (one row per epoch, ``models/<name>/training-log.parquet``): ``epoch`` (int32),
+``lr``, ``loss`` and ``accuracy`` over all training images of the epoch as they were seen
+(float64), the same split into ``loss_clean`` / ``accuracy_clean`` and ``loss_corrupted`` /
+``accuracy_corrupted`` (null when the epoch had no such image), ``n_images``, ``n_corrupted``
+(int64). Accuracy is top-1 over 1000 classes of the ``input`` view, measured on each batch
+before its step.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from vcrbench.core.seeding import EPOCH_DROPOUT, EPOCH_ORDER
+from vcrbench.errors import VcrbenchError
+from vcrbench.training.augmentation import INPUT, Augmentation, CorruptionAugmentation
+from vcrbench.training.checkpoint import epoch_checkpoint
+from vcrbench.training.layers import set_training_mode
+from vcrbench.training.losses import Loss, cross_entropy
+from vcrbench.training.spec import TrainingSpec, learning_rate
+
+LOG_SCHEMA = pa.schema(
+    [
+        ("epoch", pa.int32()),
+        ("lr", pa.float64()),
+        ("loss", pa.float64()),
+        ("accuracy", pa.float64()),
+        ("loss_clean", pa.float64()),
+        ("accuracy_clean", pa.float64()),
+        ("loss_corrupted", pa.float64()),
+        ("accuracy_corrupted", pa.float64()),
+        ("n_images", pa.int64()),
+        ("n_corrupted", pa.int64()),
+    ]
+)
+
+
+def epoch_batches(n_images: int, spec: TrainingSpec, epoch: int) -> list[np.ndarray]:
+    """Index arrays of the epoch's batches (a keyed permutation of ``range(n_images)``)."""
+    order = np.random.default_rng(spec.key(epoch, EPOCH_ORDER)).permutation(n_images)
+    return [order[i : i + spec.batch_size] for i in range(0, n_images, spec.batch_size)]
+
+
+def _optimizer(parameters: list[torch.nn.Parameter], spec: TrainingSpec, lr: float
+               ) -> torch.optim.SGD:
+    return torch.optim.SGD(
+        parameters, lr=lr, momentum=spec.momentum, weight_decay=spec.weight_decay,
+        nesterov=spec.nesterov and spec.momentum > 0,
+    )
+
+
+def train_epoch(
+    spec: TrainingSpec,
+    train_index: pa.Table,
+    epoch: int,
+    previous: dict[str, Any] | None,
+    device: torch.device,
+    log: Any = None,
+    *,
+    augmentation: Augmentation | None = None,
+    loss: Loss = cross_entropy,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Train epoch ``epoch`` from the base model (epoch 1) or the ``previous`` epoch checkpoint.
+
+    ``augmentation`` makes the views of each batch (default: :class:`~vcrbench.training.
+    augmentation.CorruptionAugmentation` of the spec) and ``loss`` turns their logits into one
+    loss per image (default: cross-entropy of the ``input`` view).
+
+    Returns ``(checkpoint, log_row)``: the checkpoint dict (:mod:`vcrbench.training.checkpoint`)
+    with the optimiser state, and the epoch's row of the training log (:data:`LOG_SCHEMA`).
+    """
+    from vcrbench.data.datasets import load_images
+    from vcrbench.models import load_model
+    from vcrbench.models.preprocess import apply_preprocessing
+
+    augmentation = augmentation or CorruptionAugmentation(spec)
+    if (epoch == 1) != (previous is None):
+        raise VcrbenchError(f"finetune {spec.name}: epoch {epoch} needs the checkpoint of "
+                            f"epoch {epoch - 1}" if epoch > 1 else "epoch 1 starts from the base")
+    if previous is not None and previous["spec"] != spec.as_dict():
+        raise VcrbenchError(
+            f"finetune {spec.name}: the checkpoint of epoch {epoch - 1} was trained with other "
+            "settings; delete results/<run>/models/" + spec.name + " and re-run"
+        )
+    model = load_model(spec.base, device)
+    module = model.module
+    if previous is not None:
+        module.load_state_dict(previous["state_dict"], strict=True)
+    parameters = set_training_mode(module, spec)
+    lr = learning_rate(spec, epoch)
+    optimizer = _optimizer(parameters, spec, lr)
+    if previous is not None:
+        # a copy: the optimiser updates its state in place and the caller's dict must not change
+        optimizer.load_state_dict(copy.deepcopy(previous["optimizer"]))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+    if device.type == "cpu":
+        module.to(memory_format=torch.channels_last)
+    dropout_seed = int(spec.key(epoch, EPOCH_DROPOUT).generate_state(1, np.uint32)[0])
+    torch.manual_seed(dropout_seed)
+
+    paths = train_index.column("path").to_pylist()
+    labels = np.asarray(train_index.column("label").to_numpy(), np.int64)
+    sums = {"clean": [0.0, 0, 0], "corrupted": [0.0, 0, 0]}  # loss sum, correct, count
+    position = 0
+    batches = epoch_batches(len(paths), spec, epoch)
+    for step, batch in enumerate(batches):
+        images = load_images([paths[i] for i in batch])
+        views = augmentation(images, epoch, range(position, position + len(batch)), device)
+        names = list(views.images)
+        stacked = views.images[names[0]] if len(names) == 1 else np.concatenate(
+            [views.images[name] for name in names])
+        x = torch.from_numpy(stacked).to(device).permute(0, 3, 1, 2).float().div_(255.0)
+        x = apply_preprocessing(model.preprocessing, x).contiguous(
+            memory_format=torch.channels_last
+        )
+        target = torch.from_numpy(labels[batch]).to(device)
+        logits = dict(zip(names, module(x).split(len(batch)), strict=True))
+        losses = loss(logits, target)
+        optimizer.zero_grad(set_to_none=True)
+        losses.mean().backward()
+        optimizer.step()
+        with torch.no_grad():
+            correct = (logits[INPUT].argmax(dim=1) == target).cpu().numpy()
+            values = losses.detach().double().cpu().numpy()
+        for part, rows in (("corrupted", views.corrupted), ("clean", ~views.corrupted)):
+            sums[part][0] += float(values[rows].sum())
+            sums[part][1] += int(correct[rows].sum())
+            sums[part][2] += len(values[rows])
+        position += len(batch)
+        if log is not None and (step + 1) % 10 == 0:
+            log.info("epoch %d: step %d of %d, mean loss so far %.4f", epoch, step + 1,
+                     len(batches), (sums["clean"][0] + sums["corrupted"][0]) / position)
+
+    def ratio(a: float, b: int) -> float | None:
+        return a / b if b else None
+
+    total = [sums["clean"][i] + sums["corrupted"][i] for i in range(3)]
+    row = {
+        "epoch": epoch,
+        "lr": lr,
+        "loss": ratio(total[0], total[2]),
+        "accuracy": ratio(total[1], total[2]),
+        "loss_clean": ratio(*sums["clean"][0::2]),
+        "accuracy_clean": ratio(*sums["clean"][1:]),
+        "loss_corrupted": ratio(*sums["corrupted"][0::2]),
+        "accuracy_corrupted": ratio(*sums["corrupted"][1:]),
+        "n_images": total[2],
+        "n_corrupted": sums["corrupted"][2],
+    }
+    module.to(memory_format=torch.contiguous_format)
+    return epoch_checkpoint(spec, epoch, module, optimizer), row
+
+
+def training_log(rows: list[dict[str, Any]]) -> pa.Table:
+    """The training log table (:data:`LOG_SCHEMA`) from the epoch rows, by epoch."""
+    rows = sorted(rows, key=lambda row: row["epoch"])
+    return pa.Table.from_pylist(rows, schema=LOG_SCHEMA)

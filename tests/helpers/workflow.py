@@ -1,0 +1,120 @@
+"""Running Snakemake on the repository's workflow from tests."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers.paths import ASSETS, REPO
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake_command(*args: str, workdir: Path | None = None) -> list[str]:
+    """The command line :func:`snakemake` runs (for callers that need ``Popen`` or an env)."""
+    command = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), *args]
+    if workdir is not None:
+        command += ["--directory", str(workdir)]
+    return command
+
+
+def snakemake(
+    *args: str, workdir: Path | None = None, timeout: int = 1200
+) -> subprocess.CompletedProcess:
+    """Run snakemake on the repository's Snakefile (in ``workdir`` when given)."""
+    command = snakemake_command(*args, workdir=workdir)
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+TEST_CONFIG = REPO / "config" / "test.yaml"
+#: A user's own ``file:`` model, evaluated next to EfficientNet-Lite0 in the tiny run.
+USER_MODEL = f"file:{ASSETS / 'colour_model.py'}"
+#: The tiny run's command-line arguments: config/test.yaml with the user's model added.
+TINY_ARGS = ("--configfile", str(TEST_CONFIG), "--config",
+             f"models=[efficientnet-lite0, {USER_MODEL}]")
+#: Where the tiny config writes its results, relative to the working directory.
+TINY_RESULTS = Path("results") / "tiny"
+#: The final tables of a run whose bytes must not depend on how the run was executed.
+TABLE_PATTERNS = ("*.parquet", "metrics/summary.csv", "metrics/summary.md")
+
+_TINY_RUNS: dict[str, Path] = {}
+
+
+def table_digests(results: Path, patterns: tuple[str, ...] = TABLE_PATTERNS) -> dict[str, str]:
+    """sha256 of every file under ``results`` matching ``patterns``, by relative path."""
+    files = {p for pattern in patterns for p in results.rglob(pattern) if p.is_file()}
+    return {
+        str(p.relative_to(results)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(files)
+    }
+
+
+def tiny_reference_run(base: Path) -> Path:
+    """One uninterrupted local run of the tiny config (:data:`TINY_ARGS`) per test session,
+    under ``base`` (``tmp_path_factory.getbasetemp()``); the ``tiny_run`` fixture.
+
+    Every workflow test that needs a finished run (a second invocation, figures rebuilt from
+    tables, a killed and resumed run, SLURM) shares this one run instead of paying for its own.
+    """
+    key = str(base)
+    if key not in _TINY_RUNS:
+        workdir = base / "tiny-reference"
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        result = snakemake("--cores", "2", *TINY_ARGS, workdir=workdir)
+        if result.returncode != 0:
+            raise AssertionError(
+                "the local reference run of config/test.yaml failed:\n"
+                + result.stdout[-5000:]
+                + result.stderr[-5000:]
+            )
+        _TINY_RUNS[key] = workdir
+    return _TINY_RUNS[key]
+
+
+#: ``rule name:`` or ``use rule parent as name with:`` at column 0 of a rule file.
+RULE_HEADER = re.compile(
+    r"^(?:(?:rule|checkpoint)\s+(?P<name>\w+)\s*:"
+    r"|use\s+rule\s+(?P<parent>\w+)\s+as\s+(?P<alias>\w+)(?:\s+with\s*:)?)",
+    re.MULTILINE,
+)
+
+
+def rule_texts(folder: Path = REPO / "rules") -> dict[str, list[tuple[Path, str]]]:
+    """Each rule of ``folder/*.smk`` as text: name -> [(file, body), (parent's file, body), ...].
+
+    The first entry is the rule's own body (its indented directives); a rule made with
+    ``use rule parent as name with:`` is followed by its parent's entries, so a directive it
+    does not override is found further down the list. Read as text, without running Snakemake.
+    """
+    own: dict[str, tuple[Path, str, str | None]] = {}
+    for path in sorted(folder.glob("*.smk")):
+        text = path.read_text(encoding="utf-8")
+        headers = list(RULE_HEADER.finditer(text))
+        ends = [h.start() for h in headers[1:]] + [len(text)] if headers else []
+        for header, stop in zip(headers, ends, strict=True):
+            body = text[header.end() : stop]
+            # The body ends at the first non-blank, non-comment line back at column 0.
+            end = re.search(r"^[^\s#]", body, re.MULTILINE)
+            name = header["name"] or header["alias"]
+            if name in own:
+                raise AssertionError(f"rule {name} is defined twice")
+            own[name] = (path, body[: end.start()] if end else body, header["parent"])
+    chains: dict[str, list[tuple[Path, str]]] = {}
+    for name in own:
+        chain, seen, current = [], set(), name
+        while current is not None:
+            if current not in own or current in seen:
+                raise AssertionError(f"rule {name} derives from unknown rule {current}")
+            seen.add(current)
+            path, body, current = own[current]
+            chain.append((path, body))
+        chains[name] = chain
+    return chains

@@ -1,0 +1,102 @@
+"""The overlap report from hand-made outcomes: scores against direct arithmetic, the paired
+image bootstrap, Algorithm 1 on the point matrix, CE / mCE."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from vcrbench.overlap.report import clean_correct, image_sums, image_weights, overlap_report
+
+IMAGES = [f"img{i}" for i in range(10)]
+CANDIDATES = ["noise", "shot", "bright"]
+ROLES = {"standard": "std", "noise": "m_noise", "shot": "m_shot", "bright": "m_bright"}
+#: Accuracy of each model on each corruption (per sample, all images alike) and clean.
+ACCURACY = {
+    "std": {"noise": 0.3, "shot": 0.3, "bright": 0.6},
+    "m_noise": {"noise": 0.7, "shot": 0.6, "bright": 0.6},
+    "m_shot": {"noise": 0.62, "shot": 0.7, "bright": 0.6},
+    "m_bright": {"noise": 0.3, "shot": 0.3, "bright": 0.8},
+    "base": {"noise": 0.2, "shot": 0.2, "bright": 0.5},
+}
+
+
+def _outcomes(rate: float, per_image: int = 50) -> pa.Table:
+    """per_image samples of every image, the first round(rate * per_image) of them correct."""
+    correct = [j < round(rate * per_image) for _ in IMAGES for j in range(per_image)]
+    return pa.table({"image_id": [i for i in IMAGES for _ in range(per_image)],
+                     "correct": correct, "correct16": pa.nulls(len(correct), pa.bool_())})
+
+
+def _report(replicates: int = 50):
+    models = [*ROLES.values(), "base"]
+    return overlap_report(
+        roles=ROLES, candidates=CANDIDATES, baseline="base", image_ids=IMAGES,
+        clean={m: np.array([1.0] * 8 + [0.0] * 2) for m in models},
+        outcomes={(m, c): _outcomes(ACCURACY[m][c]) for m in models for c in CANDIDATES},
+        r_a={(m, c): ACCURACY[m][c] for m in models for c in CANDIDATES},
+        r_a_replicates={(m, c): np.full(replicates, ACCURACY[m][c]) for m in models
+                        for c in CANDIDATES},
+        thresholds=[0.0, 0.5, 2.0], classes=1000, replicates=replicates, seed=1,
+    )
+
+
+def test_robustness_and_overlap_match_direct_arithmetic():
+    tables = _report()
+    robustness = {(r["role"], r["corruption"], r["score"]): r
+                  for r in tables["robustness"].to_pylist()}
+    assert robustness[("noise", "shot", "noc")]["R"] == pytest.approx(0.6 / 0.8)
+    matrix = {(r["score"], r["c1"], r["c2"]): r for r in tables["matrix"].to_pylist()}
+    # Eq. (2) by hand: noise/shot transfer, brightness does not
+    expected = 0.5 * ((0.6 - 0.3) / (0.7 - 0.3) + (0.62 - 0.3) / (0.7 - 0.3))
+    for score in ("noc", "vcr"):
+        assert matrix[(score, "noise", "shot")]["O"] == pytest.approx(expected)
+        assert matrix[(score, "shot", "noise")]["O"] == pytest.approx(expected)
+        assert matrix[(score, "noise", "bright")]["O"] == pytest.approx(0.0)
+        assert matrix[(score, "bright", "bright")]["O"] == pytest.approx(1.0)
+    # every image is alike, so every bootstrap replicate gives the same matrix
+    cell = matrix[("noc", "noise", "shot")]
+    assert cell["O_lo"] == pytest.approx(expected) and cell["O_hi"] == pytest.approx(expected)
+
+
+def test_algorithm_1_and_ce_on_the_report():
+    tables = _report()
+    benchmarks = {(r["score"], r["threshold"]): r for r in tables["benchmarks"].to_pylist()}
+    # threshold 0.5 < O(noise, shot) = 0.775: the two noises never sit together
+    assert benchmarks[("noc", 0.5)]["size"] == 2
+    assert "bright" in benchmarks[("noc", 0.5)]["corruptions"]
+    assert benchmarks[("noc", 2.0)]["corruptions"] == CANDIDATES
+    ce = {(r["model"], r["corruption"]): r["CE"] for r in tables["ce"].to_pylist()}
+    assert ce[("m_noise", "noise")] == pytest.approx(0.3 / 0.8)
+    assert ce[("m_noise", "mCE")] == pytest.approx(np.mean([0.3 / 0.8, 0.4 / 0.8, 0.4 / 0.5]))
+    assert ce[("base", "mCE")] == pytest.approx(1.0)
+    # balance of {m_noise, m_bright} on {noise, bright}: mCE spread by hand
+    pair = benchmarks[("noc", 0.5)]
+    mce = {m: np.mean([(1 - ACCURACY[m][c]) / (1 - ACCURACY["base"][c])
+                       for c in pair["corruptions"]])
+           for m in (ROLES[c] for c in pair["corruptions"])}
+    assert pair["balance_range"] == pytest.approx(max(mce.values()) - min(mce.values()))
+    assert pair["balance_std"] == pytest.approx(np.std(list(mce.values())))
+
+
+def test_the_image_bootstrap_resamples_whole_images():
+    weights = image_weights(10, 200, seed=3)
+    assert weights.shape == (200, 10) and np.all(weights.sum(axis=1) == 10)
+    assert np.array_equal(weights, image_weights(10, 200, seed=3))
+    # an image-level resample of a sample table equals repeating that image's rows
+    table = pa.table({"image_id": ["img0", "img0", "img1"], "correct": [True, False, True],
+                      "correct16": pa.nulls(3, pa.bool_())})
+    counts, sums = image_sums(table, ["img0", "img1"], 1000)
+    assert counts.tolist() == [2, 1] and sums.tolist() == [1, 1]
+    w = np.array([[2.0, 0.0]])
+    assert ((w @ sums) / (w @ counts))[0] == pytest.approx(0.5)
+
+
+def test_clean_correct_marks_unlabelled_images():
+    index = pa.table({"image_id": ["a", "b", "c"], "label": pa.array([3, 5, -1], pa.int16()),
+                      "category16": pa.array([0, -1, 2], pa.int8())})
+    clean = pa.table({"image_id": ["a", "b", "c"], "top1": pa.array([3, 4, 7], pa.int16()),
+                      "top1_16": pa.array([0, 1, 1], pa.int8())})
+    assert np.array_equal(clean_correct(index, clean, 1000), [1.0, 0.0, np.nan], equal_nan=True)
+    assert np.array_equal(clean_correct(index, clean, 16), [1.0, np.nan, 0.0], equal_nan=True)

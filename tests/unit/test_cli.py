@@ -1,0 +1,110 @@
+"""The vcrbench command line: listing, corrupting, VIF, prediction, config checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+from helpers.paths import REPO
+from PIL import Image
+
+from vcrbench.cli import main
+from vcrbench.corruptions import CORRUPTIONS
+from vcrbench.data.datasets import prepare_image
+
+
+def _write_photo(path):
+    Image.fromarray(prepare_image("builtin:skimage:chelsea.png")).save(path)
+    return path
+
+
+def test_corruptions_json_lists_all_fourteen(capsys):
+    assert main(["corruptions", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert len(entries) == 14
+    for entry in entries:
+        assert entry["parameters"] and entry["visual_class"] and entry["source"]
+    glass = next(e for e in entries if e["name"] == "glass_blur")
+    spec = CORRUPTIONS["glass_blur"]
+    assert glass["visual_coupling"] == spec.coupling
+    for param, described in glass["parameters"].items():
+        assert (described["low"], described["high"]) == spec.parameters[param]
+        assert described["clean"] == spec.identity[param]
+        assert described["visual_log_floor"] == spec.spacing.get(param)
+        if param not in spec.spacing:
+            assert described["visual_power"] is None
+
+
+def test_corrupt_is_reproducible_and_prints_parameters(tmp_path, capsys):
+    source = _write_photo(tmp_path / "cat.png")
+    for name in ("a.png", "b.png"):
+        assert (
+            main(["corrupt", "gaussian_noise", str(source), str(tmp_path / name), "--seed", "5"])
+            == 0
+        )
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert printed[0]["parameters"] == printed[1]["parameters"]
+    a = np.asarray(Image.open(tmp_path / "a.png"))
+    assert np.array_equal(a, np.asarray(Image.open(tmp_path / "b.png")))
+    assert not np.array_equal(a, np.asarray(Image.open(source)))
+
+
+def test_corrupt_rejects_unknown_names_and_out_of_domain(tmp_path, capsys):
+    source = _write_photo(tmp_path / "cat.png")
+    assert main(["corrupt", "glas_blur", str(source), str(tmp_path / "x.png")]) == 2
+    assert "glas_blur" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "corrupt",
+                "gaussian_noise",
+                str(source),
+                str(tmp_path / "x.png"),
+                "--param",
+                "sigma=-4",
+            ]
+        )
+        == 2
+    )
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_vif_of_identical_pair_is_one(tmp_path, capsys):
+    source = _write_photo(tmp_path / "cat.png")
+    assert main(["vif", str(source), str(source), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result[0]["vif"] == 1.0 and result[0]["dv"] == 0.0
+
+
+def test_check_config_reports_the_key(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("sampling: {n: 0}\n")
+    assert main(["check-config", str(bad)]) == 2
+    assert "'sampling.n' must be at least 1" in capsys.readouterr().err
+
+
+def test_console_script_predicts(tmp_path):
+    source = _write_photo(tmp_path / "cat.png")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vcrbench.cli",
+            "predict",
+            "--model",
+            "efficientnet-lite0",
+            "--device",
+            "cpu",
+            str(source),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    prediction = json.loads(result.stdout)[0]
+    assert prediction["category16"] == "cat"

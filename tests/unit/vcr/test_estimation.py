@@ -1,0 +1,109 @@
+"""Outcomes, rates, curves and summary tables on synthetic predictions with a known answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from vcrbench.core.tables import csv_text
+from vcrbench.evaluation.outcomes import sample_outcomes
+from vcrbench.vcr.estimation import fit_curves, rates_table
+from vcrbench.vcr.summary import build_summary, summary_markdown
+
+
+def _synthetic(n: int = 4000, seed: int = 0):
+    """Images with labels 0..9; the model is right with probability 1 − Δv (true R_a = 0.5)."""
+    rng = np.random.default_rng(seed)
+    images = [f"im{i}" for i in range(10)]
+    index = pa.table(
+        {
+            "image_id": images,
+            "path": images,
+            "label": pa.array(range(10), pa.int16()),
+            "wnid": [None] * 10,
+            "category16": pa.array([i % 16 if i < 5 else -1 for i in range(10)], pa.int8()),
+        }
+    )
+    clean = pa.table(
+        {
+            "image_id": images,
+            "top1": pa.array(range(10), pa.int16()),
+            "top1_16": pa.array([i % 16 for i in range(10)], pa.int8()),
+            "p_top1": pa.array([0.9] * 10, pa.float32()),
+        }
+    )
+    dv = rng.uniform(0, 1, n)
+    image = rng.integers(0, 10, n)
+    right = rng.uniform(0, 1, n) < 1 - dv
+    top1 = np.where(right, image, (image + 1) % 10)
+    scored = pa.table(
+        {
+            "sample_id": pa.array(range(n), pa.int64()),
+            "image_id": [images[i] for i in image],
+            "dv": dv,
+        }
+    )
+    predictions = pa.table(
+        {
+            "sample_id": pa.array(range(n), pa.int64()),
+            "top1": pa.array(top1, pa.int16()),
+            "top1_16": pa.array(top1 % 16, pa.int8()),
+            "p_top1": pa.array(np.full(n, 0.5), pa.float32()),
+        }
+    )
+    return index, scored, predictions, clean
+
+
+def test_outcomes_follow_labels_and_clean_predictions():
+    outcomes = sample_outcomes(*_synthetic(200))
+    correct = outcomes.column("correct").to_numpy(zero_copy_only=False)
+    consistent = outcomes.column("consistent").to_numpy(zero_copy_only=False)
+    assert np.array_equal(correct, consistent)  # the clean model is always right here
+    correct16 = outcomes.column("correct16")
+    labelled16 = np.isin(
+        outcomes.column("image_id").to_numpy(zero_copy_only=False), [f"im{i}" for i in range(5)]
+    )
+    assert correct16.null_count == int((~labelled16).sum())
+
+
+def test_rates_count_every_sample_once():
+    outcomes = sample_outcomes(*_synthetic(1000))
+    rates = rates_table(outcomes, bins=10, min_count=5)
+    for metric, classes in [("accuracy", 1000), ("consistency", 1000)]:
+        rows = [r for r in rates.to_pylist() if r["metric"] == metric and r["classes"] == classes]
+        assert len(rows) == 10 and sum(r["count"] for r in rows) == 1000
+
+
+def test_curves_recover_the_known_area_and_summary_is_complete():
+    outcomes = sample_outcomes(*_synthetic(4000))
+    curves, replicates, metrics = fit_curves(
+        outcomes, model="m", corruption="c", bins=20, min_count=20, n_boot=50, seed=1
+    )
+    rows = {(r["metric"], r["classes"]): r for r in metrics.to_pylist()}
+    assert set(rows) == {
+        ("accuracy", 1000),
+        ("consistency", 1000),
+        ("accuracy", 16),
+        ("consistency", 16),
+    }
+    accuracy = rows[("accuracy", 1000)]
+    assert abs(accuracy["R"] - 0.5) < 0.03
+    assert accuracy["R_lo"] <= accuracy["R"] <= accuracy["R_hi"] and accuracy["anchor"] == 1.0
+    assert accuracy["coverage"] == 1.0 and accuracy["n_samples"] == 4000
+    assert replicates.num_rows == 4 * 50
+    s = curves.filter(pa.compute.equal(curves.column("metric"), "accuracy")).column("s").to_numpy()
+    assert np.all(np.diff(s[: len(s) // 2]) <= 1e-12)
+    summary = build_summary(metrics)
+    assert summary.num_rows == 4 and summary.column("HMRI").null_count == 4
+    assert csv_text(summary).startswith("model,corruption,metric,classes,R,")
+    assert summary_markdown(summary).count("\n") == 6
+
+
+def test_curves_are_reproducible():
+    outcomes = sample_outcomes(*_synthetic(800))
+    first = fit_curves(outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20, seed=3)
+    second = fit_curves(
+        outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20, seed=3
+    )
+    for a, b in zip(first, second, strict=True):
+        assert a.equals(b)

@@ -1,0 +1,237 @@
+"""Workflow tests: lint, dry runs of every config, config errors, and the tiny real run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pyarrow.parquet as pq
+import pytest
+from helpers.workflow import (
+    REPO,
+    SNAKEMAKE,
+    TEST_CONFIG,
+    TINY_ARGS,
+    TINY_RESULTS,
+    USER_MODEL,
+    snakemake,
+    table_digests,
+)
+
+pytestmark = pytest.mark.workflow
+
+
+def test_lint_has_no_findings():
+    result = snakemake("--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "configfile",
+    [
+        "config.yaml",
+        "config/test.yaml",
+        "config/imagenet.yaml",
+        "config/imagenet-sample.yaml",
+        "config/finetune-sample.yaml",
+    ],
+)
+def test_dry_run_of_every_config(configfile, tmp_path):
+    extra = []
+    workdir = tmp_path
+    if configfile == "config/imagenet.yaml":
+        extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
+    if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml"):
+        # its paths are relative to a checkout with ../shared beside it
+        shared = REPO.parent / "shared"
+        if not shared.is_dir():
+            pytest.skip(f"{shared} is absent (reference data lives in ../shared/data)")
+        (tmp_path / "shared").symlink_to(shared)
+        workdir = tmp_path / "checkout"
+        workdir.mkdir()
+    result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    job_stats = [line.split() for line in result.stdout.splitlines()]
+    planned = {row[0] for row in job_stats if len(row) == 2 and row[1].isdigit()}
+    assert {"index", "samples", "score", "predict_shard", "curves", "summary"} <= planned, planned
+    if configfile == "config/finetune-sample.yaml":
+        assert {"finetune_epoch", "retraining_table", "overlap_report"} <= planned, planned
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("sampling={n: 0}", "'sampling.n' must be at least 1"),
+        ("binning={bins: 1}", "'binning.bins' must be at least 2"),
+        ("corruptions=[glas_blur]", "'glas_blur' is not a known corruption"),
+        ("models=[resnet-9000]", "models[0]"),
+        ("samplng={n: 5}", "unknown key 'samplng'"),
+        ("device=tpu", "allowed values: auto, cpu, cuda"),
+    ],
+)
+def test_bad_config_stops_before_any_job(override, message, tmp_path):
+    result = snakemake("-n", "--configfile", str(TEST_CONFIG), "--config", override,
+                       workdir=tmp_path)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):
+    summary = pq.read_table(tiny_run / TINY_RESULTS / "metrics" / "summary.parquet")
+    rows = summary.to_pylist()
+    seen = {(r["model"], r["corruption"], r["metric"], r["classes"]) for r in rows}
+    for model in ["efficientnet-lite0", USER_MODEL]:
+        for corruption in ["gaussian_noise", "gaussian_blur"]:
+            for metric, classes in [("consistency", 1000), ("consistency", 16), ("accuracy", 16)]:
+                assert (model, corruption, metric, classes) in seen
+    for row in rows:
+        for column in ("R", "R_lo", "R_hi", "coverage"):
+            assert row[column] is not None and 0.0 <= row[column] <= 1.0, (column, row)
+        assert row["R_lo"] <= row["R"] <= row["R_hi"]
+    assert (tiny_run / TINY_RESULTS / "metrics" / "summary.md").stat().st_size > 0
+
+
+def test_tiny_run_second_invocation_has_nothing_to_do(tiny_run):
+    result = snakemake("-n", *TINY_ARGS, workdir=tiny_run)
+    assert result.returncode == 0, result.stderr
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_tiny_run_is_byte_identical_from_scratch(tiny_run, tmp_path):
+    result = snakemake("--cores", "2", *TINY_ARGS, workdir=tmp_path)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    first = table_digests(tiny_run / TINY_RESULTS)
+    second = table_digests(tmp_path / TINY_RESULTS)
+    assert first and first == second
+
+
+def test_a_registry_change_redraws_only_the_samples_it_touches(tiny_run, tmp_path):
+    # a copy of the workflow whose registry gives gaussian_blur another visual spacing power
+    source = tmp_path / "source"
+    source.mkdir()
+    for part in ("Snakefile", "config.yaml", "rules", "workflow_scripts", "src", "envs",
+                 "schemas", "report", "config"):
+        if (REPO / part).is_dir():
+            shutil.copytree(REPO / part, source / part,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(REPO / part, source / part)
+    registry = source / "src" / "vcrbench" / "corruptions" / "registry.py"
+    text = registry.read_text()
+    old = 'blur.gaussian_blur, spacing={"sigma": 0.01}'
+    assert text.count(old) == 1
+    registry.write_text(text.replace(old, old + ', spacing_power={"sigma": 1.5}'))
+    workdir = tmp_path / "run"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--snakefile", str(source / "Snakefile"), "--directory", str(workdir), "-n",
+         *TINY_ARGS],
+        cwd=source, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    planned = result.stdout
+    sampling_jobs = re.findall(r"rule (\w*samples):\n(?:.*\n)*?\s+wildcards: corruption=(\w+)",
+                               planned)
+    assert sampling_jobs == [("samples", "gaussian_blur")], sampling_jobs
+    assert "corruption=gaussian_noise" not in planned  # nothing of the untouched corruption
+
+
+@pytest.mark.shared
+def test_clean_prediction_stage_on_imagenet_sample(imagenet_sample, tmp_path):
+    target = "results/sample/predictions/efficientnet-lite0/clean.parquet"
+    result = snakemake(
+        "--cores",
+        "2",
+        target,
+        "--configfile",
+        str(TEST_CONFIG),
+        "--config",
+        "run=sample",
+        f"dataset={{source: imagefolder, path: {imagenet_sample}}}",
+        "threads={score: 2, predict: 2, estimate: 1}",
+        workdir=tmp_path,
+        timeout=1800,
+    )
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    index = pq.read_table(tmp_path / "results" / "sample" / "data" / "index.parquet")
+    clean = pq.read_table(tmp_path / target)
+    assert index.num_rows == 1000
+    labels = index.column("label").to_numpy()
+    top1 = clean.column("top1").to_numpy()
+    accuracy = float((labels == top1).mean())
+    # 0.876 measured with the TF EfficientNet-Lite normalisation ((x - 127) / 128) the weights
+    # were trained with; ImageNet mean/std (a preprocessing error) gives 0.769 on this sample.
+    assert 0.74 <= accuracy <= 0.92, accuracy
+    category = index.column("category16").to_numpy()
+    in16 = category >= 0
+    accuracy16 = float((clean.column("top1_16").to_numpy()[in16] == category[in16]).mean())
+    assert in16.sum() == 207 and accuracy16 >= 0.85, accuracy16
+
+
+@pytest.mark.shared
+def test_human_comparison_and_imagenet_c_sample_on_imagenet_sample(imagenet_sample, tmp_path):
+    """Real human trials (uniform noise, low-pass) give HMRI / MRSI for their corruptions and
+    the ones they transfer to; the ImageNet-C sample gives per-severity accuracy and coverage."""
+    human = imagenet_sample.parent / "human" / "model-vs-human"
+    config = tmp_path / "human.yaml"
+    config.write_text(
+        f"""
+run: human
+dataset: {{source: imagefolder, path: {imagenet_sample}, limit: 80}}
+corruptions: [uniform_noise, gaussian_noise, gaussian_blur]
+sampling: {{n: 60, shard_size: 60, imagenet_c_n: 30}}
+binning: {{bins: 8, min_count: 3}}
+bootstrap: {{replicates: 20}}
+human:
+  - {{format: model-vs-human, path: {human / 'uniform-noise'}, corruption: uniform_noise,
+     stimulus_images: 4}}
+  - {{format: model-vs-human, path: {human / 'low-pass'}, corruption: gaussian_blur,
+     stimulus_images: 4}}
+figures: {{formats: [png]}}
+""",
+        encoding="utf-8",
+    )
+    result = snakemake(
+        "--cores", "2", "--configfile", str(TEST_CONFIG), str(config), workdir=tmp_path,
+        timeout=1800,
+    )
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
+    results = tmp_path / "results" / "human"
+    rows = pq.read_table(results / "metrics" / "summary.parquet").to_pylist()
+    by_key = {(r["corruption"], r["metric"], r["classes"]): r for r in rows}
+    sources = {
+        "uniform_noise": "model-vs-human/uniform-noise",
+        "gaussian_noise": "model-vs-human/uniform-noise via uniform_noise",
+        "gaussian_blur": "model-vs-human/low-pass",
+    }
+    for corruption, source in sources.items():
+        row = by_key[(corruption, "accuracy", 16)]
+        assert row["human_source"] == source
+        assert 0.0 <= row["HMRI_lo"] <= row["HMRI"] <= row["HMRI_hi"] <= 1.0, row
+        assert 0.0 <= row["MRSI_lo"] <= row["MRSI"] <= row["MRSI_hi"] <= 1.0, row
+        assert by_key[(corruption, "accuracy", 1000)]["HMRI"] is None
+    # ImageNet-C columns: Gaussian noise and blur have severities, uniform noise has none.
+    assert by_key[("uniform_noise", "accuracy", 1000)]["imagenet_c_mean"] is None
+    for corruption in ("gaussian_noise", "gaussian_blur"):
+        row = by_key[(corruption, "accuracy", 1000)]
+        assert 0.0 <= row["imagenet_c_mean"] <= 1.0 and 0 < row["imagenet_c_coverage"] <= 1
+        severity = pq.read_table(
+            results / "metrics" / "efficientnet-lite0" / f"{corruption}-imagenet-c.parquet"
+        ).to_pylist()[0]
+        assert severity["imagenet_c_n"] == 30
+    conditions = pq.read_table(results / "human" / "gaussian_blur-conditions.parquet")
+    assert conditions.column("n_trials").to_pylist() == [640] * 8
+    assert conditions.column("dv_median").to_pylist()[0] == 0.0  # σ = 0 is the clean image
+    similarity = pq.read_table(results / "human" / "similarity" / "curves.parquet").to_pylist()
+    assert [(r["corruption_a"], r["corruption_b"]) for r in similarity] == [
+        ("uniform_noise", "gaussian_blur")
+    ]
+    figures = results / "figures"
+    for name in ["human-indices", "human-similarity", "r-vs-imagenet-c", "dv-histograms",
+                 "robustness", *(f"curves/{c}" for c in sources)]:
+        assert (figures / f"{name}.png").stat().st_size > 0, name
+    coverage = (results / "metrics" / "coverage.csv").read_text(encoding="utf-8").splitlines()
+    assert coverage[0] == "corruption,n_samples,coverage,imagenet_c_coverage"
+    assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",")

@@ -1,0 +1,16 @@
+"""Rule figure_human_indices: HMRI and MRSI per model and corruption, with 95 % intervals."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import read_table  # noqa: E402
+from vcrbench.figures.human import plot_human_indices  # noqa: E402
+
+with job(snakemake.log[0], snakemake.threads, "figure_human_indices"):
+    plot_human_indices(
+        read_table(snakemake.input.summary),
+        paths=snakemake.output.figures,
+        models=snakemake.params.models,
+    )

@@ -1,0 +1,16 @@
+"""Rule figure_retraining: metrics before and after fine-tuning, with 95 % intervals."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import read_table  # noqa: E402
+from vcrbench.figures.vcr import plot_retraining  # noqa: E402
+
+with job(snakemake.log[0], snakemake.threads, "figure_retraining"):
+    plot_retraining(
+        read_table(snakemake.input.table),
+        paths=snakemake.output.figures,
+        models=snakemake.params.models,
+    )
