@@ -5,14 +5,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.core.jobs import job  # noqa: E402
-from vcrbench.core.tables import read_table, write_table, write_text  # noqa: E402
+from vcrbench.core.tables import (  # noqa: E402
+    read_nested_tables,
+    read_table,
+    write_table,
+    write_text,
+)
 from vcrbench.overlap.report import overlap_markdown, report_from_tables  # noqa: E402
-
-
-def per_pair(paths: dict) -> dict:
-    """model -> corruption -> path  =>  (model, corruption) -> table."""
-    return {(m, c): read_table(path) for m, by in paths.items() for c, path in by.items()}
-
 
 with job(snakemake.log[0], snakemake.threads, "overlap") as log:
     p = snakemake.params
@@ -20,7 +19,7 @@ with job(snakemake.log[0], snakemake.threads, "overlap") as log:
         roles=dict(p.roles), candidates=list(p.candidates), baseline=p.baseline,
         index=read_table(snakemake.input.index), summary=read_table(snakemake.input.summary),
         clean={model: read_table(path) for model, path in p.clean.items()},
-        outcomes=per_pair(p.outcomes), replicates=per_pair(p.replicates),
+        outcomes=read_nested_tables(p.outcomes), replicates=read_nested_tables(p.replicates),
         thresholds=list(p.thresholds), classes=p.classes, n_boot=p.n_boot, seed=p.seed,
     )
     for path in snakemake.output.tables:

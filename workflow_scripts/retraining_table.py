@@ -5,15 +5,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.core.jobs import job  # noqa: E402
-from vcrbench.core.tables import csv_text, read_table, write_table, write_text  # noqa: E402
+from vcrbench.core.tables import (  # noqa: E402
+    csv_text,
+    read_nested_tables,
+    read_table,
+    write_table,
+    write_text,
+)
 from vcrbench.vcr.retraining import retraining_markdown, retraining_table  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "retraining") as log:
-    replicates = {
-        (model, corruption): read_table(path)
-        for model, paths in snakemake.params.replicates.items()
-        for corruption, path in paths.items()
-    }
+    replicates = read_nested_tables(snakemake.params.replicates)
     table = retraining_table(
         read_table(snakemake.input.summary), [tuple(p) for p in snakemake.params.pairs], replicates
     )

@@ -58,8 +58,4 @@ def retraining_outputs():
     """The retraining table and figure, when the run fine-tunes models."""
     if not FINETUNE:
         return []
-    return [
-        f"{RESULTS}/metrics/retraining.parquet",
-        f"{RESULTS}/metrics/retraining.csv",
-        f"{RESULTS}/metrics/retraining.md",
-    ] + expand(f"{RESULTS}/figures/retraining.{{fmt}}", fmt=FORMATS)
+    return [*rules.retraining_table.output, *rules.figure_retraining.output]

@@ -34,8 +34,4 @@ def overlap_outputs():
     """The overlap tables, report and heat map, when the run has overlap candidates."""
     if not OVERLAP["candidates"]:
         return []
-    return (
-        [f"{RESULTS}/overlap/{table}.parquet" for table in OVERLAP_TABLES]
-        + [f"{RESULTS}/overlap/report.md"]
-        + expand(f"{RESULTS}/figures/overlap.{{fmt}}", fmt=FORMATS)
-    )
+    return [*rules.overlap_report.output, *rules.figure_overlap.output]

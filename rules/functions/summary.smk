@@ -4,19 +4,17 @@ SUMMARY = f"{RESULTS}/metrics/summary.parquet"
 
 
 def summary_outputs():
-    """The summary as Parquet (the table other stages read), CSV and Markdown."""
-    return [SUMMARY, f"{RESULTS}/metrics/summary.csv", f"{RESULTS}/metrics/summary.md"]
+    """The summary as Parquet (the table other stages read), CSV and Markdown (called from the
+    Snakefile's targets, once every rule is defined)."""
+    return list(rules.summary.output)
 
 
 def summary_figures():
     """The figures and the coverage table made from the summary (human and ImageNet-C figures
     only when the run has those data)."""
-    figures = ["robustness"]
+    made = [rules.figure_robustness, rules.coverage_table]
     if HUMAN_FOR:
-        figures.append("human-indices")
+        made.append(rules.figure_human_indices)
     if IC_CORRUPTIONS:
-        figures.append("r-vs-imagenet-c")
-    return expand(f"{RESULTS}/figures/{{figure}}.{{fmt}}", figure=figures, fmt=FORMATS) + [
-        f"{RESULTS}/metrics/coverage.md",
-        f"{RESULTS}/metrics/coverage.csv",
-    ]
+        made.append(rules.figure_r_vs_imagenet_c)
+    return [path for rule in made for path in rule.output]

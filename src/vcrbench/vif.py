@@ -33,9 +33,9 @@ Float32 rounding matters only where the reference is nearly flat, where tiny coe
 huge gains carry O(1) terms: the offset makes the most common flat level exactly 0, and
 position-independent convolution arithmetic keeps exactly flat areas exactly flat. Measured
 |fast - exact| <= 8e-6 on 1,300 ImageNet pairs (the 14 corruptions at random parameters),
-median 2e-8; tests/test_vif.py checks <= 1e-4. Synthetic references whose sub-bands are exactly
-degenerate (linear ramps) are ill-conditioned even in float64 and need ``exact``. Both run on any
-torch device, ``chunk_size`` pairs at a time so that memory stays bounded.
+median 2e-8; tests/unit/test_vif.py checks <= 1e-4. Synthetic references whose sub-bands are
+exactly degenerate (linear ramps) are ill-conditioned even in float64 and need ``exact``. Both
+run on any torch device, ``chunk_size`` pairs at a time so that memory stays bounded.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Slow, per-image reference VIF written directly from the definition (DESIGN.md, section VIF).
+"""Slow, per-image reference VIF written directly from the definition (docs/architecture.md,
+"Contracts", VIF).
 
 This is the wavelet-domain VIF of Sheikh & Bovik in the form of the Python port the VCR paper
 used: pyrtools' own steerable pyramid (``sp5`` filters, 4 levels, reflect1 edges), orientations

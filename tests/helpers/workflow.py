@@ -33,8 +33,10 @@ def snakemake(
 # --------------------------------------------------------------------------- shared helpers
 
 TEST_CONFIG = REPO / "config" / "test.yaml"
-#: A user's own ``file:`` model, evaluated next to EfficientNet-Lite0 in the tiny run.
-USER_MODEL = f"file:{ASSETS / 'colour_model.py'}"
+#: A user's own ``file:`` model, evaluated next to EfficientNet-Lite0 in the tiny run. Its path
+#: is relative to the run's working folder (:func:`tiny_workdir` copies it there), so the model's
+#: name, and with it every keyed bootstrap of its curves, is the same wherever the checkout is.
+USER_MODEL = "file:colour_model.py"
 #: The tiny run's command-line arguments: config/test.yaml with the user's model added.
 TINY_ARGS = ("--configfile", str(TEST_CONFIG), "--config",
              f"models=[efficientnet-lite0, {USER_MODEL}]")
@@ -55,6 +57,13 @@ def table_digests(results: Path, patterns: tuple[str, ...] = TABLE_PATTERNS) -> 
     }
 
 
+def tiny_workdir(workdir: Path) -> Path:
+    """Make ``workdir`` ready for a run with :data:`TINY_ARGS` (the user's model beside it)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(ASSETS / "colour_model.py", workdir / "colour_model.py")
+    return workdir
+
+
 def tiny_reference_run(base: Path) -> Path:
     """One uninterrupted local run of the tiny config (:data:`TINY_ARGS`) per test session,
     under ``base`` (``tmp_path_factory.getbasetemp()``); the ``tiny_run`` fixture.
@@ -67,7 +76,7 @@ def tiny_reference_run(base: Path) -> Path:
         workdir = base / "tiny-reference"
         if workdir.exists():
             shutil.rmtree(workdir)
-        workdir.mkdir(parents=True)
+        tiny_workdir(workdir)
         result = snakemake("--cores", "2", *TINY_ARGS, workdir=workdir)
         if result.returncode != 0:
             raise AssertionError(

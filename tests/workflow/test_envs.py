@@ -184,16 +184,14 @@ def _rule_scripts() -> dict[str, str]:
 
 def test_every_rule_runs_the_script_named_after_it():
     """A workflow script is named after its rule; rules made with `use rule` run their
-    parent's script (imagenet_c_score runs score.py), and the figure base runs none."""
+    parent's script (imagenet_c_score runs score.py)."""
     scripts = _rule_scripts()
     derived = {"imagenet_c_samples": "samples", "imagenet_c_score": "score",
-               "imagenet_c_predict_shard": "predict_shard", "figure_base": "figure_base"}
+               "imagenet_c_predict_shard": "predict_shard"}
     for rule, script in scripts.items():
         assert script == derived.get(rule, rule), (rule, script)
-        if rule != "figure_base":
-            assert (REPO / "workflow_scripts" / f"{script}.py").is_file(), script
     on_disk = {p.stem for p in (REPO / "workflow_scripts").glob("*.py")}
-    assert on_disk == set(scripts.values()) - {"figure_base"}, on_disk ^ set(scripts.values())
+    assert on_disk == set(scripts.values()), on_disk ^ set(scripts.values())
 
 
 def test_statistics_jobs_do_not_load_torch():

@@ -34,6 +34,7 @@ from helpers.workflow import (
     snakemake,
     snakemake_command,
     table_digests,
+    tiny_workdir,
 )
 
 pytestmark = pytest.mark.workflow
@@ -125,7 +126,7 @@ def _logs(folder: Path) -> str:
 def _slurm_conf(folder: Path, hostname: str, node_line: str, munge_socket: Path) -> str:
     controller_port, node_port = _free_ports(2)
     return f"""\
-# Written by tests/test_slurm.py: a one-node cluster in {folder}
+# Written by tests/workflow/test_slurm.py: a one-node cluster in {folder}
 ClusterName=vcrbench-test
 SlurmctldHost={hostname}
 SlurmctldPort={controller_port}
@@ -223,7 +224,8 @@ def local_slurm() -> Iterator[dict[str, str]]:
 
 
 def test_tiny_run_on_slurm_matches_local_run(local_slurm, tiny_run, tmp_path):
-    command = snakemake_command("--profile", str(PROFILE), *TINY_ARGS, workdir=tmp_path)
+    command = snakemake_command("--profile", str(PROFILE), *TINY_ARGS,
+                                workdir=tiny_workdir(tmp_path))
     result = subprocess.run(
         command, cwd=REPO, env=local_slurm, capture_output=True, text=True, timeout=RUN_TIMEOUT_S
     )

@@ -17,6 +17,7 @@ from helpers.workflow import (
     USER_MODEL,
     snakemake,
     table_digests,
+    tiny_workdir,
 )
 
 pytestmark = pytest.mark.workflow
@@ -90,7 +91,9 @@ def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):
     for row in rows:
         for column in ("R", "R_lo", "R_hi", "coverage"):
             assert row[column] is not None and 0.0 <= row[column] <= 1.0, (column, row)
-        assert row["R_lo"] <= row["R"] <= row["R_hi"]
+        # a percentile interval need not contain R itself: with the anchor s(0) held fixed in
+        # every replicate it can miss it (issue "Statistics that mean what they say")
+        assert row["R_lo"] <= row["R_hi"]
     assert (tiny_run / TINY_RESULTS / "metrics" / "summary.md").stat().st_size > 0
 
 
@@ -101,7 +104,7 @@ def test_tiny_run_second_invocation_has_nothing_to_do(tiny_run):
 
 
 def test_tiny_run_is_byte_identical_from_scratch(tiny_run, tmp_path):
-    result = snakemake("--cores", "2", *TINY_ARGS, workdir=tmp_path)
+    result = snakemake("--cores", "2", *TINY_ARGS, workdir=tiny_workdir(tmp_path))
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
     first = table_digests(tiny_run / TINY_RESULTS)
     second = table_digests(tmp_path / TINY_RESULTS)

@@ -6,10 +6,11 @@ whose entropy is the run seed's two 32-bit words, then the 32-bit words of the S
 of each name (stable across Python runs, unlike ``hash``), then the stream's salt; a
 ``spawn_key`` tells the items of a stream apart (sample id, epoch, …).
 
-The streams (:data:`STREAMS`; adding one never shifts another):
+The streams (adding one never shifts another):
 
-- :data:`SAMPLE`, keyed by the corruption, item ``(sample_id, sub)``: sub 0 the corruption
-  parameters, 1 the pixel noise, 2 a bootstrap (the overlap report's image weights).
+- :data:`SAMPLE`, keyed by the corruption (or ``human-<experiment>-<condition>`` for the noise
+  of a human stimulus), item ``(sample_id, sub)``: sub 0 the corruption parameters, 1 the pixel
+  noise, 2 a bootstrap (``overlap-report``, item 0: the overlap report's image weights).
 - :data:`IMAGE_ORDER`, keyed by the corruption (or ``human-stimuli``): which image each sample
   id gets.
 - :data:`CURVE_BOOTSTRAP`, keyed by model (or ``human``), corruption, metric and classes: the
@@ -86,7 +87,6 @@ CURVE_BOOTSTRAP = Stream("the bootstrap of one fitted curve", seed_high_word=Fal
 TRIAL_DV = Stream("the Δv assigned to the human trials of one condition", salt=0x4D0,
                   seed_high_word=False)
 FINETUNE = Stream("batch order, augmentation and dropout of one fine-tuning epoch")
-STREAMS = (SAMPLE, IMAGE_ORDER, CURVE_BOOTSTRAP, TRIAL_DV, FINETUNE)
 
 
 def sample_key(seed: int, corruption: str, sample_id: int, stream: int) -> np.random.SeedSequence:
@@ -117,11 +117,7 @@ def curve_bootstrap_seed(seed: int, *names: str) -> int:
     return int(CURVE_BOOTSTRAP.key(seed, *names).generate_state(1, np.uint32)[0])
 
 
-def keyed_permutation(n: int, stream: Stream, seed: int, *names: str) -> np.ndarray:
-    """A permutation of ``range(n)`` keyed by ``(seed, names…)`` in ``stream``."""
-    return stream.rng(seed, *names).permutation(n)
-
-
-def numpy_rng_from_seed(sample_seed: int) -> np.random.Generator:
-    """numpy generator from a stored per-sample seed (for noise drawn with numpy)."""
-    return np.random.default_rng(np.random.SeedSequence(int(sample_seed)))
+def overlap_image_weights_key(seed: int) -> np.random.SeedSequence:
+    """The key of the overlap report's image bootstrap (one ``SAMPLE`` item, named
+    ``overlap-report``)."""
+    return sample_key(seed, "overlap-report", 0, BOOTSTRAP_STREAM)

@@ -45,6 +45,12 @@ def read_tables(paths: Iterable[str | Path], columns: list[str] | None = None) -
     return pa.concat_tables(tables) if tables else pa.table({})
 
 
+def read_nested_tables(paths: dict[str, dict[str, str | Path]]) -> dict[tuple[str, str], pa.Table]:
+    """Read the tables of a nested mapping ``a -> b -> path`` (e.g. model -> corruption -> path)
+    into ``(a, b) -> table``."""
+    return {(a, b): read_table(path) for a, by in paths.items() for b, path in by.items()}
+
+
 def write_text(text: str, path: str | Path) -> None:
     """Write a text file (CSV, Markdown) atomically, UTF-8."""
     with atomic_write(path) as tmp:

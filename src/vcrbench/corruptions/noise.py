@@ -1,12 +1,12 @@
 """Pixel-noise corruptions: Gaussian, shot (Poisson), impulse (salt and pepper), uniform.
 
-All work on ``(B, 3, H, W)`` float images in ``[0, 1]`` and return the same, clipped. The noise of
-sample ``i`` is drawn on the CPU from that sample's own seed only, with
-``seeding.numpy_generator(seed)``, and then moved to the images' device, so it is the same on
-every device and whatever the batch. numpy's generators are used rather than torch's: its
-uniforms and (ziggurat) normals are integer and table arithmetic, the same on every CPU, whereas
-torch's CPU ``randn`` is a vectorised Box-Muller whose log/sin/cos depend on the instruction set;
-numpy's Poisson sampler (which does use libm) is also 3x faster than torch's.
+All work on ``(B, 3, H, W)`` float images in ``[0, 1]`` and return the same, clipped. The noise
+of sample ``i`` is drawn on the CPU from that sample's own seed only, with
+``corruptions.generators.numpy_generator(seed)``, and then moved to the images' device, so it is
+the same on every device and whatever the batch. numpy's generators are used rather than
+torch's: its uniforms and (ziggurat) normals are integer and table arithmetic, the same on every
+CPU, whereas torch's CPU ``randn`` is a vectorised Box-Muller whose log/sin/cos depend on the
+instruction set; numpy's Poisson sampler (which does use libm) is also 3x faster than torch's.
 Draws are float32 (float64 for Poisson), one per sample as written below.
 """
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from vcrbench.core.seeding import IMAGE_ORDER, keyed_permutation, noise_seed
+from vcrbench.core.seeding import IMAGE_ORDER, noise_seed
 from vcrbench.core.shards import shard_range
 from vcrbench.errors import VcrbenchError
 
@@ -27,7 +27,7 @@ IMAGENET_C_LEVELS = 5
 
 def image_order(n_images: int, seed: int, corruption: str) -> np.ndarray:
     """A permutation of ``range(n_images)`` keyed by ``(seed, corruption)``."""
-    return keyed_permutation(n_images, IMAGE_ORDER, seed, corruption)
+    return IMAGE_ORDER.rng(seed, corruption).permutation(n_images)
 
 
 def make_samples(

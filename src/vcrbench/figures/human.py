@@ -9,6 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pyarrow as pa
 
+from vcrbench.core.properties import HUMAN_CLASSES, METRICS, select
 from vcrbench.figures.style import (
     DV_LABEL,
     LINESTYLES,
@@ -38,10 +39,15 @@ def plot_human_indices(
     (colour), corruptions on the x axis. A run whose models have no such row (no image with a
     16-class label) gets one panel saying so.
     """
-    data = [r for r in summary.to_pylist() if r["classes"] == 16 and r["HMRI"] is not None]
+    by_metric = {
+        metric: [r for r in select(summary, metric, HUMAN_CLASSES).to_pylist()
+                 if r["HMRI"] is not None]
+        for metric in METRICS
+    }
+    data = [r for rows in by_metric.values() for r in rows]
     shown = sorted({r["model"] for r in data})
     colours = model_colours(models or shown)
-    metrics = [m for m in ("accuracy", "consistency") if any(r["metric"] == m for r in data)]
+    metrics = [m for m in METRICS if by_metric[m]]
     if not metrics:
         fig, ax = plt.subplots(figsize=(6, 2.5))
         ax.axis("off")
@@ -65,7 +71,7 @@ def plot_human_indices(
         "MRSI": r"MRSI = $A^{m>h} / A^{m}$",
     }
     for col, metric in enumerate(metrics):
-        rows = [r for r in data if r["metric"] == metric]
+        rows = by_metric[metric]
         for row_i, column in enumerate(("HMRI", "MRSI")):
             ax = axes[row_i, col]
             grouped_bars(

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vcrbench.core.properties import select
-from vcrbench.core.seeding import BOOTSTRAP_STREAM, sample_key
+from vcrbench.core.seeding import overlap_image_weights_key
 from vcrbench.core.tables import markdown_table
 from vcrbench.curves.bootstrap import metric_interval
 from vcrbench.curves.tables import replicate_areas
@@ -82,7 +82,7 @@ def image_sums(outcomes: pa.Table, image_ids: list[str], classes: int
 
 def image_weights(n_images: int, replicates: int, seed: int) -> np.ndarray:
     """(replicates, n_images) bootstrap counts of the images (multinomial, keyed by seed)."""
-    rng = np.random.default_rng(sample_key(seed, "overlap-report", 0, BOOTSTRAP_STREAM))
+    rng = np.random.default_rng(overlap_image_weights_key(seed))
     return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=replicates
                            ).astype(np.float64)
 

@@ -7,8 +7,8 @@ both passed to the epoch loop :mod:`~vcrbench.training.loop` (so a method such a
 an adversarial view and a Jensen–Shannon loss plugs in without a second loop);
 :mod:`~vcrbench.training.checkpoint` writes checkpoints (read by :mod:`vcrbench.models.finetuned`);
 :mod:`~vcrbench.training.data` checks the training images and :mod:`~vcrbench.training.config`
-the ``finetune`` section. VCR-Bench (Table 3), NOC (one model per candidate) and REVa
-(enhancement) all train through it.
+the ``finetune`` section. VCR-Bench (Table 3) and NOC (one model per candidate) train through
+it; REVa's enhancement (not built yet) is meant to plug its views and loss into the same loop.
 
 May import: :mod:`vcrbench.core`, :mod:`vcrbench.data`, :mod:`vcrbench.corruptions`,
 :mod:`vcrbench.models`; no paper package.

@@ -9,17 +9,17 @@ ImageNet-C sample).
 
 Table columns: ``corruption`` (string), ``n_samples`` (int64, uniform samples behind the
 coverage), ``coverage``, ``imagenet_c_coverage`` (float64 in [0, 1], null where absent).
-Written as CSV and Markdown (:func:`write_coverage_table`), derived from the Parquet summary.
+Shown as CSV (:func:`vcrbench.core.tables.csv_text`) and Markdown (:func:`coverage_markdown`),
+derived from the Parquet summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pyarrow as pa
 
-from vcrbench.core.tables import csv_text, markdown_table, write_text
+from vcrbench.core.tables import markdown_table
 
 SCHEMA = pa.schema(
     [
@@ -75,19 +75,3 @@ def coverage_markdown(table: pa.Table, *, bins: int | None = None,
     if bins is not None and min_count is not None:
         note += f" (M = {bins} bins, L = {min_count})"
     return "\n".join(lines) + f"\n\n{note}; – : no ImageNet-C sample.\n"
-
-
-def write_coverage_table(
-    summary: pa.Table,
-    *,
-    markdown: str | Path,
-    csv_path: str | Path,
-    corruptions: Sequence[str] | None = None,
-    bins: int | None = None,
-    min_count: int | None = None,
-) -> pa.Table:
-    """Build the table from the summary and write it as Markdown and CSV (atomically)."""
-    table = coverage_table(summary, corruptions)
-    write_text(coverage_markdown(table, bins=bins, min_count=min_count), markdown)
-    write_text(csv_text(table), csv_path)
-    return table

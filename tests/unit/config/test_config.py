@@ -7,7 +7,6 @@ import yaml
 from helpers.paths import REPO
 
 from vcrbench.config import evaluated_models, model_slug, validate_config
-from vcrbench.core.shards import shard_count, shard_range
 from vcrbench.errors import VcrbenchError
 
 
@@ -67,13 +66,6 @@ def test_model_slugs_are_path_safe():
     assert model_slug("file:my models/net.py") == "file-my-models-net.py"
     assert model_slug("openclip:ViT-B-32/openai") == "openclip-ViT-B-32-openai"
 
-
-def test_shards_partition_the_samples():
-    assert shard_count(1000, 500) == 2 and shard_count(1001, 500) == 3
-    ids = [i for k in range(shard_count(1001, 500)) for i in shard_range(k, 1001, 500)]
-    assert ids == list(range(1001))
-    with pytest.raises(VcrbenchError):
-        shard_range(3, 1001, 500)
 
 
 def test_command_line_strings_are_coerced_to_the_schema_types():

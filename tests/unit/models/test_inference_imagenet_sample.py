@@ -3,7 +3,7 @@
 The sample (``../shared/data/imagenet-sample``, one image per class, ``<WNID>_<name>.JPEG``) is
 prepared exactly as the pipeline does (:func:`vcrbench.data.datasets.prepare_image`). Lite0's clean
 accuracy is checked by default through the pipeline's clean-prediction stage
-(``tests/test_workflow.py``); this library-level check of all three runs with
+(``tests/workflow/test_workflow.py``); this library-level check of all three runs with
 ``VCRBENCH_SLOW_TESTS=1`` (``benchmarks/bench_inference.py --accuracy`` measures all three).
 """
 
