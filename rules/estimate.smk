@@ -58,8 +58,10 @@ use rule figure_base as figure_curves with:
     input:
         curves=model_table_files("curves"),
         rates=model_table_files("rates"),
+        metrics=model_table_files("metrics"),
         human=human_curve_of(""),
         human_rates=human_curve_of("-rates"),
+        human_metrics=human_curve_of("-metrics"),
     output:
         figures=report_figures(
             "curves/{corruption}",
@@ -75,4 +77,5 @@ use rule figure_base as figure_curves with:
         models=list(MODELS.values()),
         curves=model_tables("curves"),
         rates=model_tables("rates"),
+        metrics=model_tables("metrics"),
         human_source=human_source,

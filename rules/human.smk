@@ -61,6 +61,8 @@ rule human_curves:
 rule human_similarity:
     input:
         curves=list(human_curve_tables().values()),
+        replicates=list(human_curve_tables("-replicates").values()),
+        metrics=list(human_curve_tables("-metrics").values()),
         discrimination=[config["human_discrimination"]] if config["human_discrimination"] else [],
     output:
         curves=f"{RESULTS}/human/similarity/curves.parquet",
@@ -77,6 +79,8 @@ rule human_similarity:
         runtime=10,
     params:
         curves=human_curve_tables(),
+        replicates=human_curve_tables("-replicates"),
+        metrics=human_curve_tables("-metrics"),
     script:
         "../workflow_scripts/human_similarity.py"
 

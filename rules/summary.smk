@@ -9,8 +9,10 @@ rule compare_human:
     input:
         curves=rules.curves.output.curves,
         replicates=rules.curves.output.replicates,
+        metrics=rules.curves.output.metrics,
         human=human_curve_of(""),
         human_replicates=human_curve_of("-replicates"),
+        human_metrics=human_curve_of("-metrics"),
     output:
         metrics=f"{RESULTS}/metrics/{{model}}/{{corruption}}-human.parquet",
     log:
@@ -24,6 +26,7 @@ rule compare_human:
     params:
         model=model_name,
         source=human_source,
+        human_range=config["human_range"],
     script:
         "../workflow_scripts/compare_human.py"
 

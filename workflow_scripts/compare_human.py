@@ -17,8 +17,11 @@ with job(snakemake.log[0], snakemake.threads, "compare_human") as log:
         model=snakemake.params.model,
         corruption=snakemake.wildcards.corruption,
         source=snakemake.params.source,
+        model_metrics=read_table(snakemake.input.metrics),
+        human_metrics=read_table(snakemake.input.human_metrics),
+        human_range=snakemake.params.human_range,
     )
     for row in table.to_pylist():
-        log.info("%s: HMRI=%.4f MRSI=%.4f (%s)", row["metric"], row["HMRI"], row["MRSI"],
-                 row["human_source"])
+        log.info("%s: HMRI=%s MRSI=%s (%s)%s", row["metric"], row["HMRI"], row["MRSI"],
+                 row["human_source"], f"; {row['note']}" if row["note"] else "")
     write_table(table, snakemake.output.metrics)

@@ -18,10 +18,14 @@ with job(snakemake.log[0], snakemake.threads, "curves") as log:
         min_count=binning["min_count"],
         n_boot=snakemake.params.bootstrap["replicates"],
         seed=snakemake.params.seed,
+        min_coverage=binning["min_coverage"],
+        min_units=snakemake.params.bootstrap["min_units"],
+        right_anchor=binning["right_anchor"],
     )
     for row in metrics.to_pylist():
-        log.info("%s %s-%d: R=%s [%s, %s]", row["corruption"], row["metric"], row["classes"],
-                 row["R"], row["R_lo"], row["R_hi"])
+        log.info("%s %s-%d: R=%s [%s, %s] (resampled: %s)%s", row["corruption"], row["metric"],
+                 row["classes"], row["R"], row["R_lo"], row["R_hi"], row["resampled"],
+                 f"; {row['note']}" if row["note"] else "")
     write_table(curves, snakemake.output.curves)
     write_table(replicates, snakemake.output.replicates)
     write_table(metrics, snakemake.output.metrics)

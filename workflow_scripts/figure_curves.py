@@ -16,8 +16,10 @@ with job(snakemake.log[0], snakemake.threads, "figure_curves"):
         {model: read_table(path) for model, path in params.rates.items()},
         corruption=snakemake.wildcards.corruption,
         paths=snakemake.output.figures,
+        metrics={model: read_table(path) for model, path in params.metrics.items()},
         human=read_table(human) if human else None,
         human_rates=read_table(snakemake.input.human_rates) if human else None,
+        human_metrics=read_table(snakemake.input.human_metrics) if human else None,
         human_source=params.human_source,
         models=params.models,
     )

@@ -20,8 +20,13 @@ with job(snakemake.log[0], snakemake.threads, "human_curves") as log:
         min_count=snakemake.params.binning["min_count"],
         n_boot=snakemake.params.bootstrap["replicates"],
         seed=snakemake.params.seed,
+        min_coverage=snakemake.params.binning["min_coverage"],
+        min_units=snakemake.params.bootstrap["min_units"],
+        right_anchor=snakemake.params.binning["right_anchor"],
     )
     for row in tables["metrics"].to_pylist():
-        log.info("human %s: R=%.4f [%.4f, %.4f]", row["metric"], row["R"], row["R_lo"], row["R_hi"])
+        log.info("human %s: R=%s [%s, %s] on Δv [%s, %s] (resampled: %s)%s", row["metric"],
+                 row["R"], row["R_lo"], row["R_hi"], row["dv_min"], row["dv_max"],
+                 row["resampled"], f"; {row['note']}" if row["note"] else "")
     for name, table in tables.items():
         write_table(table, snakemake.output[name])

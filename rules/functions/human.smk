@@ -29,9 +29,10 @@ def human_stimuli_input(wildcards):
     return f"{RESULTS}/human/{wildcards.corruption}-stimuli.parquet"
 
 
-def human_curve_tables():
-    """corruption -> its human curves table, for every corruption with its own human data."""
-    return {corruption: f"{RESULTS}/human/{corruption}.parquet" for corruption in HUMAN}
+def human_curve_tables(suffix=""):
+    """corruption -> its human table ``human/<c><suffix>.parquet`` (curves; -replicates,
+    -metrics), for every corruption with its own human data."""
+    return {corruption: f"{RESULTS}/human/{corruption}{suffix}.parquet" for corruption in HUMAN}
 
 
 def similarity_outputs():

@@ -89,11 +89,17 @@ def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):
             for metric, classes in [("consistency", 1000), ("consistency", 16), ("accuracy", 16)]:
                 assert (model, corruption, metric, classes) in seen
     for row in rows:
-        for column in ("R", "R_lo", "R_hi", "coverage"):
+        assert 0.0 <= row["coverage"] <= 1.0 and row["resampled"], row
+        if row["R"] is None:  # too few bins for this property: said in the note
+            assert "R not reported" in row["note"] and row["R_lo"] is None, row
+            continue
+        for column in ("R", "R_lo", "R_hi"):
             assert row[column] is not None and 0.0 <= row[column] <= 1.0, (column, row)
-        # a percentile interval need not contain R itself: with the anchor s(0) held fixed in
-        # every replicate it can miss it (issue "Statistics that mean what they say")
+        # a percentile interval need not contain R itself (a skewed bootstrap distribution)
         assert row["R_lo"] <= row["R_hi"]
+    # six photographs: fewer than bootstrap.min_units images, so samples are resampled, and the
+    # table says the intervals are conditional on those images
+    assert all(r["resampled"].startswith("samples (fewer than 10 units") for r in rows)
     assert (tiny_run / TINY_RESULTS / "metrics" / "summary.md").stat().st_size > 0
 
 
@@ -182,7 +188,7 @@ def test_human_comparison_and_imagenet_c_sample_on_imagenet_sample(imagenet_samp
     config.write_text(
         f"""
 run: human
-dataset: {{source: imagefolder, path: {imagenet_sample}, limit: 80}}
+dataset: {{source: imagefolder, path: {imagenet_sample}, limit: 80, categories16_only: true}}
 corruptions: [uniform_noise, gaussian_noise, gaussian_blur]
 sampling: {{n: 60, shard_size: 60, imagenet_c_n: 30}}
 binning: {{bins: 8, min_count: 3}}
@@ -215,6 +221,10 @@ figures: {{formats: [png]}}
         assert 0.0 <= row["HMRI_lo"] <= row["HMRI"] <= row["HMRI_hi"] <= 1.0, row
         assert 0.0 <= row["MRSI_lo"] <= row["MRSI"] <= row["MRSI_hi"] <= 1.0, row
         assert by_key[(corruption, "accuracy", 1000)]["HMRI"] is None
+    # the uniform-noise data start at Δv ≈ 0.33 (30 % contrast): compared over their range only
+    noise = by_key[("uniform_noise", "accuracy", 16)]
+    assert noise["human_dv_min"] > 0.2 and "where the human data are" in noise["note"]
+    assert by_key[("gaussian_blur", "accuracy", 16)]["human_dv_min"] == 0.0  # σ = 0 measured
     # ImageNet-C columns: Gaussian noise and blur have severities, uniform noise has none.
     assert by_key[("uniform_noise", "accuracy", 1000)]["imagenet_c_mean"] is None
     for corruption in ("gaussian_noise", "gaussian_blur"):

@@ -30,3 +30,10 @@ def select(table: pa.Table, metric: str, classes: int) -> pa.Table:
         pc.equal(table.column("metric"), metric), pc.equal(table.column("classes"), classes)
     )
     return table.filter(mask)
+
+
+def chance_level(classes: int) -> float:
+    """``1 / classes``: accuracy (and consistency) of a prediction that carries no information
+    about the image, on class-balanced images — the value at Δv = 1, where no visual information
+    is left (the right-end anchor of :mod:`vcrbench.curves.bootstrap`)."""
+    return 1.0 / int(classes)

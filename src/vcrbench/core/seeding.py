@@ -10,12 +10,15 @@ The streams (adding one never shifts another):
 
 - :data:`SAMPLE`, keyed by the corruption (or ``human-<experiment>-<condition>`` for the noise
   of a human stimulus), item ``(sample_id, sub)``: sub 0 the corruption parameters, 1 the pixel
-  noise, 2 a bootstrap (``overlap-report``, item 0: the overlap report's image weights).
+  noise.
 - :data:`IMAGE_ORDER`, keyed by the corruption (or ``human-stimuli``): which image each sample
   id gets.
 - :data:`CURVE_BOOTSTRAP`, keyed by model (or ``human``), corruption, metric and classes: the
   bootstrap of one fitted curve.
 - :data:`TRIAL_DV`, keyed by ``<experiment>-<condition>``: the Δv given to each human trial.
+- the cluster bootstrap's unit weights (:mod:`vcrbench.curves.resampling`): Poisson(1) draws
+  from SHA-256 words of ``(seed, namespace/factor, unit name)`` and the replicate number, so that
+  one image has one weight per replicate in every table of a run.
 - :data:`FINETUNE`, keyed by ``finetune/<entry>``, item ``(epoch, sub, …)``: sub 0 the batch
   order, 1 the augmentation parameters, 2 their pixel noise, 3 dropout.
 
@@ -36,7 +39,6 @@ import numpy as np
 #: Sub-streams of one sample's key (``SAMPLE``): each consumer takes its own.
 PARAMETER_STREAM = 0
 NOISE_STREAM = 1
-BOOTSTRAP_STREAM = 2
 #: Sub-streams of one fine-tuning epoch's key (``FINETUNE``).
 EPOCH_ORDER, EPOCH_PARAMETERS, EPOCH_NOISE, EPOCH_DROPOUT = range(4)
 
@@ -115,9 +117,3 @@ def curve_bootstrap_seed(seed: int, *names: str) -> int:
     """The 32-bit bootstrap seed of one curve, keyed by the run seed and names (model,
     corruption, metric, classes)."""
     return int(CURVE_BOOTSTRAP.key(seed, *names).generate_state(1, np.uint32)[0])
-
-
-def overlap_image_weights_key(seed: int) -> np.random.SeedSequence:
-    """The key of the overlap report's image bootstrap (one ``SAMPLE`` item, named
-    ``overlap-report``)."""
-    return sample_key(seed, "overlap-report", 0, BOOTSTRAP_STREAM)

@@ -1,22 +1,29 @@
 """Curve estimate with bootstrap uncertainty (Algorithm 1 plus bands and intervals).
 
-Resampling: a nonparametric bootstrap over the N samples (draw N samples with replacement).
-Only a sample's (bin, success) cell matters to the fit, so this is done *exactly* and cheaply
-as one multinomial draw of the ``2M`` cell counts with probabilities ``n_cell / N`` per
-replicate; bin counts change between replicates, and a bin is present in a replicate when its
-resampled count reaches L. (In the rare replicate where no bin reaches L, the bins with at
-least one sample are used.)
+Resampling (:mod:`vcrbench.curves.resampling`): a replicate reweights the samples, by unit
+(images for models, subjects and images for humans: every sample of a drawn unit comes along)
+or, where there are too few units, by sample. Only a sample's bin, success and anchor outcome
+matter to the fit, so a replicate is its weighted per-bin counts and successes (a bin is present
+in a replicate when its weighted count reaches L; in the rare replicate where none does, the
+bins with any weight are used) and its weighted anchor.
 
-Each replicate is refitted with the λ chosen by SIC for the point estimate (fixed λ: one LP per
-replicate, solved in block-diagonal chunks of 25, ~2–3 ms each at M = 40; choosing λ again
-would cost 29 LP blocks per replicate and mostly adds selection noise). The anchor is the fixed
-``anchor`` or, if given, ``anchor_replicates[b]`` (e.g. the clean accuracy of a resampled clean
-set).
+**Anchors.** ``s(0)`` is fixed (``anchor``: 1 for the consistency of a deterministic model),
+*measured* (``anchor_outcomes``: e.g. each sample's clean correctness; the anchor is their mean
+and is re-estimated from the drawn units in every replicate, so bands have their true width at
+Δv = 0) or free. ``s(1)`` is anchored at ``right_anchor`` (chance level) in any fit whose last bin
+is not present — the paper anchors "the first and last bins" (supplementary, App. D); with the
+last bin present the data decide the right end. The point estimate's choice holds for every
+replicate (a replicate whose weighted last bin falls below L is not suddenly pinned to chance).
+
+**λ** is chosen by SIC for the point estimate and reused by every replicate: choosing it again
+would cost 29 LPs per replicate instead of one (≈ 15 s more per curve at B = 200, M = 40), and the
+calibration tests (``tests/calibration/test_statistics_calibration.py``) show that the image-level
+intervals reach their nominal coverage with λ fixed.
 
 Outputs: curves on :data:`GRID` (1001 points, step 0.001); pointwise percentile bands at 83 %
-(for the visual-similarity test: non-overlapping 83 % bands ≈ a 5 % test of a difference) and
-95 %; a 95 % percentile interval for R (exact B-spline areas of the replicates,
-:mod:`vcrbench.curves.areas`).
+and 95 %; a 95 % percentile interval for R (exact B-spline areas of the replicates,
+:mod:`vcrbench.curves.areas`); the supported Δv range (first to last present bin, from 0 where
+``s(0)`` is fixed or measured).
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from vcrbench.curves.areas import GRID, spline_integral_weights
-from vcrbench.curves.binning import BinnedRates, bin_rates, rates_from_counts
+from vcrbench.curves.binning import BinnedRates, bin_index, rates_from_counts
+from vcrbench.curves.resampling import Resampling, SampleResampling
 from vcrbench.curves.splines import (
     DEFAULT_DEGREE,
     DEFAULT_N_KNOTS,
@@ -36,6 +44,9 @@ from vcrbench.curves.splines import (
     fit_monotone_spline,
 )
 from vcrbench.errors import VcrbenchError
+
+#: Share of replicates that may draw no data before the interval is reported as unreliable.
+MAX_INVALID_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -47,13 +58,19 @@ class CurveEstimate:
         curve: ``(G,)`` point-estimate spline on the grid, in [0, 1].
         band83: pointwise 83 % percentile band, two ``(G,)`` arrays (lower, upper).
         band95: pointwise 95 % percentile band, two ``(G,)`` arrays.
-        replicates: ``(B, G)`` bootstrap curves on the grid (for paired HMRI / MRSI intervals).
+        replicates: ``(B, G)`` bootstrap curves on the grid (NaN rows: replicates that drew no
+            data); replicate ``b`` of two curves of the same units is paired.
         area: R, exact area under the point-estimate spline.
         area_lo, area_hi: 95 % percentile interval of R.
         rates: the binned data the point estimate was fitted to.
         spline: the point-estimate spline (its ``lam`` is also used by every replicate).
         n_samples: N.
-        replicate_areas: ``(B,)`` exact areas of the replicate splines.
+        replicate_areas: ``(B,)`` exact areas of the replicate splines (NaN where invalid).
+        anchor: ``s(0)`` of the point estimate (None: free).
+        right_anchor: ``s(1)`` where the point estimate was anchored at the right end, else None.
+        dv_min, dv_max: the Δv range the data support (module docstring).
+        resampled: what the replicates resample (:mod:`vcrbench.curves.resampling`).
+        n_invalid: replicates that drew no data.
     """
 
     grid: np.ndarray
@@ -67,7 +84,27 @@ class CurveEstimate:
     rates: BinnedRates
     spline: MonotoneSpline
     n_samples: int
-    replicate_areas: np.ndarray | None = None
+    replicate_areas: np.ndarray
+    anchor: float | None = None
+    right_anchor: float | None = None
+    dv_min: float = 0.0
+    dv_max: float = 1.0
+    resampled: str = "samples"
+    n_invalid: int = 0
+
+    @property
+    def coverage(self) -> float:
+        """Share of the M bins with at least L samples (this curve's own support)."""
+        return float(self.rates.present.mean())
+
+    @property
+    def interval_note(self) -> str | None:
+        """Why the interval is less than it seems, or None."""
+        b = self.replicates.shape[0]
+        if self.n_invalid > MAX_INVALID_SHARE * b:
+            return (f"{self.n_invalid} of {b} bootstrap replicates drew no data "
+                    f"(resampled: {self.resampled}); the interval is conditional on data")
+        return None
 
 
 def metric_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -85,35 +122,43 @@ def metric_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, flo
     return float(lo), float(hi)
 
 
-def bootstrap_counts(
-    counts: np.ndarray, successes: np.ndarray, n_boot: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-bin counts and successes of ``n_boot`` resamples of the N samples (with replacement).
-
-    Exact: resampling N samples uniformly with replacement gives multinomial counts over the
-    ``2M`` (bin, success) cells with probabilities ``n_cell / N``, drawn here directly.
-
-    Args:
-        counts, successes: ``(M,)`` int per-bin counts and successes of the data.
-        n_boot: B.
-        rng: the generator.
-
-    Returns:
-        ``(B, M)`` counts and ``(B, M)`` successes (int64).
-    """
-    counts = np.asarray(counts, dtype=np.int64)
-    successes = np.asarray(successes, dtype=np.int64)
-    m = counts.shape[0]
-    n = int(counts.sum())
-    cells = np.concatenate([counts - successes, successes]).astype(np.float64)
-    draws = rng.multinomial(n, cells / n, size=n_boot).astype(np.int64)
-    boot_succ = draws[:, m:]
-    return draws[:, :m] + boot_succ, boot_succ
-
-
 def _band(replicates: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    if replicates.shape[0] == 0:
+        nan = np.full(replicates.shape[1], np.nan)
+        return nan, nan.copy()
     lo, hi = np.percentile(replicates, [50.0 * (1.0 - level), 50.0 * (1.0 + level)], axis=0)
     return lo, hi
+
+
+def _check_unit(name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise VcrbenchError(f"{name} must lie in [0, 1], got {value!r}")
+    return value
+
+
+def _sample_values(idx: np.ndarray, ok: np.ndarray, anchor_outcomes: np.ndarray | None,
+                   m: int) -> np.ndarray:
+    """``(N, 2M + 2)`` per-sample contributions: bin one-hot, success one-hot, anchor count and
+    anchor success."""
+    n = idx.shape[0]
+    values = np.zeros((n, 2 * m + 2))
+    rows = np.arange(n)
+    values[rows, idx] = 1.0
+    values[rows[ok], m + idx[ok]] = 1.0
+    if anchor_outcomes is not None:
+        known = np.isfinite(anchor_outcomes)
+        values[known, 2 * m] = 1.0
+        values[known, 2 * m + 1] = anchor_outcomes[known]
+    return values
+
+
+def _support(rates: BinnedRates, left_known: bool) -> tuple[float, float]:
+    present = np.flatnonzero(rates.present)
+    lo = 0.0 if left_known else float(rates.edges[present[0]])
+    return lo, float(rates.edges[present[-1] + 1])
 
 
 def estimate_curve(
@@ -122,10 +167,12 @@ def estimate_curve(
     *,
     bins: int,
     min_count: int,
-    anchor: float | None,
+    anchor: float | None = None,
+    anchor_outcomes: np.ndarray | None = None,
+    right_anchor: float | None = None,
     n_boot: int = 200,
     seed: int = 0,
-    anchor_replicates: np.ndarray | None = None,
+    resampling: Resampling | None = None,
     lam: float | None = None,
     n_knots: int = DEFAULT_N_KNOTS,
     degree: int = DEFAULT_DEGREE,
@@ -136,10 +183,16 @@ def estimate_curve(
         dv: ``(N,)`` visual change in [0, 1].
         success: ``(N,)`` bool, correct (accuracy) or unchanged (consistency) prediction.
         bins, min_count: M and L.
-        anchor: ``s(0)`` (clean accuracy, 1 for consistency), or None for a free start.
+        anchor: a fixed ``s(0)`` (1 for the consistency of a deterministic model), or None.
+        anchor_outcomes: ``(N,)`` float, each sample's outcome that measures ``s(0)`` (its
+            image's clean correctness; NaN where a sample measures nothing): ``s(0)`` is their
+            mean, re-estimated in every replicate. Exclusive with ``anchor``. Neither: free.
+        right_anchor: ``s(1)`` (chance level) when the data's last bin is not present (then in
+            every replicate too); None: free.
         n_boot: B replicates (≥ 1; use ≥ 200 for intervals).
-        seed: integer seed of the bootstrap (``default_rng(SeedSequence(seed))``).
-        anchor_replicates: optional ``(B,)`` anchors per replicate.
+        seed: seed of the sample bootstrap when ``resampling`` is None.
+        resampling: what a replicate redraws (:mod:`vcrbench.curves.resampling`); None: the
+            N samples (:class:`~vcrbench.curves.resampling.SampleResampling` keyed by ``seed``).
         lam: λ of the point estimate; None chooses it by SIC (the replicates reuse it).
         n_knots, degree: spline basis (see :mod:`vcrbench.curves.splines`).
 
@@ -150,62 +203,90 @@ def estimate_curve(
         raise VcrbenchError(f"n_boot must be a positive integer, got {n_boot!r}")
     if isinstance(seed, bool) or int(seed) != seed or seed < 0:
         raise VcrbenchError(f"the bootstrap seed must be a non-negative integer, got {seed!r}")
+    if anchor is not None and anchor_outcomes is not None:
+        raise VcrbenchError("give a fixed anchor or anchor_outcomes, not both")
+    anchor = _check_unit("anchor s(0)", anchor)
+    right_anchor = _check_unit("right_anchor s(1)", right_anchor)
     n_boot = int(n_boot)
-    rates = bin_rates(dv, success, bins, min_count)
+    idx = bin_index(dv, bins)
+    ok = np.asarray(success)
+    if ok.shape != idx.shape:
+        raise VcrbenchError(f"success must have shape {idx.shape} like Δv, got {ok.shape}")
+    ok = ok.astype(bool)
+    if anchor_outcomes is not None:
+        anchor_outcomes = np.asarray(anchor_outcomes, dtype=np.float64)
+        if anchor_outcomes.shape != idx.shape:
+            raise VcrbenchError(
+                f"anchor_outcomes must have shape {idx.shape} like Δv, got {anchor_outcomes.shape}"
+            )
+        known = anchor_outcomes[np.isfinite(anchor_outcomes)]
+        if not np.all((known >= 0) & (known <= 1)):
+            raise VcrbenchError("anchor_outcomes must lie in [0, 1] (NaN: no outcome)")
+        if known.size == 0:
+            anchor_outcomes = None
+        else:
+            anchor = float(known.mean())
+    if resampling is None:
+        resampling = SampleResampling(n_boot, int(seed), "samples")
+    if resampling.n_boot != n_boot:
+        raise VcrbenchError(f"the resampling has {resampling.n_boot} replicates, not {n_boot}")
+    m = int(bins)
+    rates = rates_from_counts(np.bincount(idx, minlength=m), np.bincount(idx[ok], minlength=m),
+                              min_count)
     if not rates.present.any():
         raise VcrbenchError(
             f"no bin has at least L={rates.min_count} samples: increase sampling.n or lower "
             "binning.min_count"
         )
-    if anchor_replicates is not None:
-        anchor_replicates = np.asarray(anchor_replicates, dtype=np.float64).ravel()
-        if anchor_replicates.shape != (n_boot,):
-            raise VcrbenchError(
-                f"anchor_replicates must have shape ({n_boot},), got {anchor_replicates.shape}"
-            )
-        if not np.all((anchor_replicates >= 0) & (anchor_replicates <= 1)):
-            raise VcrbenchError("anchor_replicates must lie in [0, 1]")
     pr = rates.present
+    right = right_anchor if not pr[-1] else None
     spline = fit_monotone_spline(
-        rates.centers[pr],
-        rates.rates[pr],
-        rates.counts[pr],
-        anchor,
-        lam=lam,
-        n_knots=n_knots,
-        degree=degree,
+        rates.centers[pr], rates.rates[pr], rates.counts[pr], anchor,
+        lam=lam, right_anchor=right, n_knots=n_knots, degree=degree,
     )
-    n = int(rates.counts.sum())
 
-    rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
-    boot_counts, boot_succ = bootstrap_counts(rates.counts, rates.successes, n_boot, rng)
-
-    basis_grid = design_matrix(GRID, spline.knots, spline.degree)
-    widths = spline_integral_weights(spline.knots, spline.degree)
-    xs, ys, ws, anchors = [], [], [], []
-    for b in range(n_boot):
-        br = rates_from_counts(boot_counts[b], boot_succ[b], rates.min_count)
-        use = br.present if br.present.any() else br.counts > 0
-        xs.append(br.centers[use])
-        ys.append(boot_succ[b][use] / boot_counts[b][use])
+    totals = resampling.totals(_sample_values(idx, ok, anchor_outcomes, m))
+    boot_counts, boot_succ = totals[:, :m], totals[:, m : 2 * m]
+    valid = boot_counts.sum(axis=1) > 0
+    if anchor_outcomes is not None:
+        valid &= totals[:, 2 * m] > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot_anchor = totals[:, 2 * m + 1] / totals[:, 2 * m]
+    xs, ys, ws, anchors, rights = [], [], [], [], []
+    for b in np.flatnonzero(valid):
+        present = boot_counts[b] >= rates.min_count
+        use = present if present.any() else boot_counts[b] > 0
+        xs.append(rates.centers[use])
+        ys.append(np.clip(boot_succ[b][use] / boot_counts[b][use], 0.0, 1.0))
         ws.append(boot_counts[b][use])
-        anchors.append(anchor if anchor_replicates is None else float(anchor_replicates[b]))
-    coefs = fit_many(xs, ys, ws, anchors, spline.lam, n_knots=n_knots, degree=degree)
-    replicates = np.clip((basis_grid @ coefs.T).T, 0.0, 1.0)
-    rep_areas = coefs @ widths
+        anchors.append(float(boot_anchor[b]) if anchor_outcomes is not None else anchor)
+        rights.append(right)  # the point estimate's choice: replicates must not toggle it
+    coefs = fit_many(xs, ys, ws, anchors, spline.lam, right_anchors=rights,
+                     n_knots=n_knots, degree=degree)
+    basis_grid = design_matrix(GRID, spline.knots, spline.degree)
+    replicates = np.full((n_boot, GRID.size), np.nan)
+    rep_areas = np.full(n_boot, np.nan)
+    replicates[valid] = np.clip((basis_grid @ coefs.T).T, 0.0, 1.0)
+    rep_areas[valid] = coefs @ spline_integral_weights(spline.knots, spline.degree)
     lo, hi = metric_interval(rep_areas, 0.95)
+    dv_min, dv_max = _support(rates, anchor is not None)
     return CurveEstimate(
         grid=GRID.copy(),
         curve=spline(GRID),
-        band83=_band(replicates, 0.83),
-        band95=_band(replicates, 0.95),
+        band83=_band(replicates[valid], 0.83),
+        band95=_band(replicates[valid], 0.95),
         replicates=replicates,
         area=spline.integral(),
         area_lo=lo,
         area_hi=hi,
         rates=rates,
         spline=spline,
-        n_samples=n,
+        n_samples=int(idx.size),
         replicate_areas=rep_areas,
+        anchor=anchor,
+        right_anchor=right,
+        dv_min=dv_min,
+        dv_max=dv_max,
+        resampled=resampling.description,
+        n_invalid=int(n_boot - valid.sum()),
     )
-

@@ -17,7 +17,8 @@ monotonicity constraint. This module fits the median (τ = 0.5) version as one l
   (:func:`penalty_matrix`).
 * **Shape.** Non-increasing coefficients (``c_{j+1} ≤ c_j``) ⇒ non-increasing curve;
   ``0 ≤ c_j ≤ 1`` ⇒ ``0 ≤ s ≤ 1`` (B-splines are a partition of unity); the anchor
-  ``s(0) = c_0 = anchor`` (clamped knots interpolate the first coefficient).
+  ``s(0) = c_0 = anchor`` (clamped knots interpolate the first coefficient), and optionally a
+  right anchor ``s(1) = c_{p−1} = right_anchor`` (the last coefficient).
 * **λ.** Chosen on :data:`LAMBDA_GRID` by the Schwarz criterion of KNP / COBS,
   ``SIC(λ) = log( Σ w_i |r_i| / Σ w_i ) + (log n / (2n)) · p_λ``, with ``n`` the number of
   present bins and ``p_λ`` the number of interpolated bins (``|r_i| ≤ 1e−7``), KNP's effective
@@ -147,6 +148,7 @@ def _solve_blocks(
     lams: Sequence[float],
     knots: np.ndarray,
     degree: int,
+    right_anchors: Sequence[float | None] | None = None,
 ) -> np.ndarray:
     """Solve K independent spline LPs as one block-diagonal LP; returns ``(K, p)`` coefficients.
 
@@ -154,7 +156,8 @@ def _solve_blocks(
     minimises ``Σ w_i (r+_i + r-_i) + λ_k Σ (d+_j + d-_j)`` subject to
     ``B c + r+ − r- = y`` (fidelity), ``P c − d+ + d- = 0`` (penalty, ``Σ|P c|`` = TV(s′),
     :func:`penalty_matrix`), ``c_{j+1} − c_j ≤ 0`` (monotone), and the bounds ``0 ≤ c ≤ 1``,
-    ``c_0 = anchor``.
+    ``c_0 = anchor``, ``c_{p−1} = right_anchor`` (capped at the left anchor so that the
+    problem stays feasible).
     The blocks share no variable or constraint, so each block's optimum is its own LP's.
     """
     kk = len(xs)
@@ -204,6 +207,11 @@ def _solve_blocks(
         ub[v0 : v0 + p] = 1.0
         if anchors[k] is not None:
             lb[v0] = ub[v0] = anchors[k]
+        right = None if right_anchors is None else right_anchors[k]
+        if right is not None:
+            if anchors[k] is not None:
+                right = min(right, anchors[k])
+            lb[v0 + p - 1] = ub[v0 + p - 1] = right
     a_eq = sp.csr_array(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
         shape=(int(neq.sum()), int(nvar.sum())),
@@ -239,6 +247,7 @@ def fit_many(
     anchors: Sequence[float | None],
     lam: float,
     *,
+    right_anchors: Sequence[float | None] | None = None,
     n_knots: int = DEFAULT_N_KNOTS,
     degree: int = DEFAULT_DEGREE,
     chunk: int = BLOCK_CHUNK,
@@ -248,6 +257,7 @@ def fit_many(
     Same arguments as :func:`fit_monotone_spline`, one entry per fit; ``chunk`` fits are solved
     per block-diagonal LP (one solver call), which removes per-call overhead.
     """
+    rights = [None] * len(xs) if right_anchors is None else list(right_anchors)
     if not (np.isfinite(lam) and lam >= 0):
         raise VcrbenchError(f"λ must be a non-negative number, got {lam!r}")
     knots = knot_vector(n_knots, degree)
@@ -266,6 +276,7 @@ def fit_many(
                 [float(lam)] * len(part),
                 knots,
                 degree,
+                rights[s : s + chunk],
             )
         )
     return np.concatenate(out) if out else np.empty((0, len(knots) - degree - 1))
@@ -293,6 +304,7 @@ def fit_monotone_spline(
     anchor: float | None,
     *,
     lam: float | None = None,
+    right_anchor: float | None = None,
     n_knots: int = DEFAULT_N_KNOTS,
     degree: int = DEFAULT_DEGREE,
 ) -> MonotoneSpline:
@@ -303,6 +315,7 @@ def fit_monotone_spline(
         y: ``(n,)`` rates in [0, 1].
         weights: ``(n,)`` positive bin counts.
         anchor: ``s(0)`` (clean accuracy, or 1 for consistency); None leaves ``s(0)`` free.
+        right_anchor: ``s(1)``, or None (free).
         lam: penalty weight λ on TV(s′); None chooses it by SIC over :data:`LAMBDA_GRID`
             (all candidates solved as one block-diagonal LP).
         n_knots: equally spaced knots on [0, 1] (ends included).
@@ -316,11 +329,13 @@ def fit_monotone_spline(
     if lam is not None:
         if not (np.isfinite(lam) and lam >= 0):
             raise VcrbenchError(f"λ must be a non-negative number, got {lam!r}")
-        c = _solve_blocks([x], [y], [w], [anchor], [float(lam)], knots, degree)[0]
+        c = _solve_blocks([x], [y], [w], [anchor], [float(lam)], knots, degree,
+                          [right_anchor])[0]
         return MonotoneSpline(knots, degree, c, float(lam))
     grid = LAMBDA_GRID[::-1]  # largest first: ties keep the smoother fit
     k = grid.size
-    coefs = _solve_blocks([x] * k, [y] * k, [w] * k, [anchor] * k, list(grid), knots, degree)
+    coefs = _solve_blocks([x] * k, [y] * k, [w] * k, [anchor] * k, list(grid), knots, degree,
+                          [right_anchor] * k)
     best: tuple[float, int] | None = None
     for i in range(k):
         sic, _ = schwarz(x, y, w, MonotoneSpline(knots, degree, coefs[i], float(grid[i])))

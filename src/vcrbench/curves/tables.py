@@ -14,8 +14,15 @@ Schemas (one row per property × bin / grid point / replicate / property):
   (the bootstrap curve on the same grid), kept for paired intervals.
 - metrics (``metrics/<m>/<c>.parquet``, ``human/<c>-metrics.parquet``): ``model``,
   ``corruption``, ``metric``, ``classes``, ``R``, ``R_lo``, ``R_hi`` (95 % bootstrap
-  interval), ``anchor`` (s(0)), ``coverage``, ``n_samples``, ``bins_present``, ``lam`` (the
-  spline's penalty).
+  interval), ``anchor`` (s(0), null where free), ``right_anchor`` (s(1) where the last bin is
+  missing and the curve was anchored there), ``coverage`` and ``bins_present`` (of this
+  property's own samples), ``dv_min``, ``dv_max`` (the Δv range its data support), ``n_samples``,
+  ``lam`` (the spline's penalty), ``resampled`` (what the interval resamples), ``note`` (why a
+  value is null or weaker than it looks; null when nothing needs saying).
+
+**Support.** A curve resting on fewer than ``binning.min_coverage`` of the M bins has R (and
+every index computed from it) null, with the reason in ``note`` (:func:`support_note`); its
+curve is still tabulated, for figures that grey it out.
 """
 
 from __future__ import annotations
@@ -41,12 +48,19 @@ METRICS_SCHEMA = pa.schema(
         ("R_lo", pa.float64()),
         ("R_hi", pa.float64()),
         ("anchor", pa.float64()),
+        ("right_anchor", pa.float64()),
         ("coverage", pa.float64()),
         ("n_samples", pa.int64()),
         ("bins_present", pa.int32()),
+        ("dv_min", pa.float64()),
+        ("dv_max", pa.float64()),
         ("lam", pa.float64()),
+        ("resampled", pa.string()),
+        ("note", pa.string()),
     ]
 )
+#: Default share of the M bins a curve must rest on for R to be reported.
+DEFAULT_MIN_COVERAGE = 0.5
 CURVES_SCHEMA = pa.schema(
     [
         ("metric", pa.string()),
@@ -125,6 +139,45 @@ def curve_rows(metric: str, classes: int, estimate: CurveEstimate) -> tuple[list
         for b, row in enumerate(estimate.replicates)
     ]
     return curves, replicates
+
+
+def support_note(binned: BinnedRates, min_coverage: float) -> str | None:
+    """Why a curve's R is not reported (too few present bins), or None when it is."""
+    present = int(binned.present.sum())
+    if present >= min_coverage * binned.bins:
+        return None
+    return (f"R not reported: {present} of {binned.bins} Δv bins have ≥ L={binned.min_count} "
+            f"samples, fewer than binning.min_coverage = {min_coverage:g} of them")
+
+
+def metrics_row(key: dict, estimate: CurveEstimate | None, binned: BinnedRates | None, *,
+                min_coverage: float, note: str | None = None) -> dict:
+    """One metrics row: ``key`` (model, corruption, metric, classes) plus the estimate's values,
+    with R and its interval null where the support is too thin (:func:`support_note`) or there
+    is no estimate (``note`` says why)."""
+    row = {**key, "R": None, "R_lo": None, "R_hi": None, "anchor": None, "right_anchor": None,
+           "coverage": 0.0, "n_samples": 0, "bins_present": 0, "dv_min": None, "dv_max": None,
+           "lam": None, "resampled": None, "note": note}
+    if binned is not None:
+        row.update(coverage=float(binned.present.mean()), bins_present=int(binned.present.sum()),
+                   n_samples=int(binned.counts.sum()))
+    if estimate is None:
+        return row
+    free_start = (f"s(0) free: no data below Δv = {estimate.dv_min:g}, R includes the curve "
+                  "extrapolated there" if estimate.dv_min > 0 else None)
+    notes = [n for n in (note, support_note(estimate.rates, min_coverage), free_start,
+                         estimate.interval_note) if n]
+    row.update(anchor=estimate.anchor, right_anchor=estimate.right_anchor,
+               dv_min=estimate.dv_min, dv_max=estimate.dv_max, lam=float(estimate.spline.lam),
+               resampled=estimate.resampled, note="; ".join(notes) or None)
+    if support_note(estimate.rates, min_coverage) is None:
+        row.update(R=float(estimate.area), R_lo=_finite(estimate.area_lo),
+                   R_hi=_finite(estimate.area_hi))
+    return row
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
 
 
 SCHEMAS = {

@@ -9,6 +9,8 @@ accuracy columns are null where the image has no label in that space).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -81,12 +83,19 @@ def read_outcomes(index: str, scored: list[str], predictions: list[str], clean: 
     )
 
 
-def property_samples(
-    outcomes: pa.Table, metric: str, classes: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Δv, success and clean success (None for consistency) of the samples that have the property.
+class PropertySamples(NamedTuple):
+    """The samples that have one property: ``(n,)`` arrays."""
 
-    Samples without a label in that space are left out of accuracy.
+    dv: np.ndarray
+    ok: np.ndarray
+    #: clean success of each sample's image (None for consistency)
+    clean_ok: np.ndarray | None
+    image_id: np.ndarray
+
+
+def property_samples(outcomes: pa.Table, metric: str, classes: int) -> PropertySamples:
+    """Δv, success, clean success (None for consistency) and image of the samples that have the
+    property. Samples without a label in that space are left out of accuracy.
     """
     column, clean_column = OUTCOME_COLUMNS[(metric, classes)]
     success = outcomes.column(column)
@@ -96,4 +105,5 @@ def property_samples(
     clean_ok = None
     if clean_column is not None:
         clean_ok = outcomes.column(clean_column).to_numpy(zero_copy_only=False)[keep].astype(bool)
-    return dv, ok, clean_ok
+    images = np.asarray(outcomes.column("image_id").to_pylist(), dtype=object)[keep]
+    return PropertySamples(dv, ok, clean_ok, images.astype(str))

@@ -104,9 +104,10 @@ def plot_human_similarity(
     """Human 16-class curves with 83 % bands on one axes, coloured by class (paper, Fig. 8).
 
     ``curves``: corruption -> ``human/<c>.parquet``; ``groups``: ``curve-groups.parquet``
-    (``corruption``, ``group``). Two corruptions share a class when their 83 % bands overlap
-    over the whole Δv range (directly or through a chain), i.e. their human curves do not
-    differ significantly at about the 5 % level.
+    (``corruption``, ``group``). Two corruptions share a class when the simultaneous test of
+    :mod:`vcrbench.human.similarity` does not show their curves different at the 5 % level over
+    the Δv range both data sets support (directly or through a chain); the 83 % bands are drawn
+    as the paper draws them, for reference.
     """
     group = dict(
         zip(groups.column("corruption").to_pylist(), groups.column("group").to_pylist(),
@@ -141,7 +142,7 @@ def plot_human_similarity(
     ax.grid(alpha=0.3)
     ax.set_title(
         f"Human {metric} curves with 83 % bootstrap bands; colour: class of visually similar\n"
-        "corruptions (bands overlap at every Δv: no significant difference at ≈ 5 %)",
+        "corruptions (not shown different by a simultaneous 5 % test where both have data)",
         fontsize=10,
     )
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=9)

@@ -41,6 +41,8 @@ METRIC_LABELS = {
 }
 DV_LABEL = r"visual change $\Delta_v = 1 - \mathrm{VIF}$"
 HUMAN_COLOUR = "black"
+#: A curve whose R is not reported (too few Δv bins with data) is drawn in this grey.
+UNSUPPORTED_COLOUR = "0.62"
 #: Markers that tell corruptions apart where colour is taken by the model.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "p", "h", "8", "d")
 #: Line styles that tell apart corruptions sharing a colour.

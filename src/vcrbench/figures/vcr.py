@@ -25,6 +25,7 @@ from vcrbench.figures.style import (
     METRIC_LABELS,
     PROPERTY_TITLES,
     SAMPLE_COLOURS,
+    UNSUPPORTED_COLOUR,
     grouped_bars,
     legend_below,
     model_colours,
@@ -45,24 +46,42 @@ def _present_rates(rates: pa.Table | None, prop: tuple[str, int]) -> tuple[np.nd
     return rate["center"][shown], rate["rate"][shown]
 
 
+def _metrics_row(metrics: pa.Table | None, prop: tuple[str, int]) -> dict | None:
+    if metrics is None:
+        return None
+    rows = select(metrics, *prop).to_pylist()
+    return rows[0] if rows else None
+
+
+def _unsupported(row: dict | None) -> bool:
+    """The metrics row says R is not reported (too little support)."""
+    return row is not None and row["R"] is None
+
+
 def plot_curves(
     curves: Mapping[str, pa.Table],
     rates: Mapping[str, pa.Table],
     *,
     corruption: str,
     paths: Sequence[str | Path],
+    metrics: Mapping[str, pa.Table] | None = None,
     human: pa.Table | None = None,
     human_rates: pa.Table | None = None,
+    human_metrics: pa.Table | None = None,
     human_source: str | None = None,
     models: Sequence[str] | None = None,
 ) -> plt.Figure:
     """Per property, each model's fitted curve with its 95 % band and its per-bin rates.
 
-    ``curves`` / ``rates``: model name -> its ``curves/<m>/<c>.parquet`` / ``rates/…`` table.
-    ``human`` / ``human_rates``: the human curve (``human/<c>.parquet``, 16-class rows) and its
-    per-bin rates that this corruption is compared with, drawn in black with its 95 % band and
-    labelled with ``human_source``. ``models``: the run's models, for the colours.
+    ``curves`` / ``rates`` / ``metrics``: model name -> its ``curves/<m>/<c>.parquet`` /
+    ``rates/…`` / ``metrics/…`` table; a curve whose R is not reported (too few bins) is drawn
+    grey and thin, labelled so. ``human`` / ``human_rates`` / ``human_metrics``: the human curve
+    (``human/<c>.parquet``, 16-class rows), its per-bin rates and metrics that this corruption is
+    compared with, drawn in black with its 95 % band, dashed over the Δv range its data support
+    and dotted where it is extrapolated, labelled with ``human_source``. ``models``: the run's
+    models, for the colours.
     """
+    metrics = metrics or {}
     colours = model_colours(models or list(curves))
     tables = [*curves.values(), *([human] if human is not None else [])]
     present = [p for p in PROPERTY_TITLES if any(property_rows(t, *p)["v"].size for t in tables)]
@@ -75,11 +94,16 @@ def plot_curves(
         for model in sorted(curves):
             curve = property_rows(curves[model], *prop)
             colour = colours[model]
+            thin = _unsupported(_metrics_row(metrics.get(model), prop))
+            if thin:
+                colour = UNSUPPORTED_COLOUR
             if curve["v"].size:
                 ax.fill_between(
                     curve["v"], curve["lo95"], curve["hi95"], color=colour, alpha=0.18, linewidth=0
                 )
-                ax.plot(curve["v"], curve["s"], color=colour, linewidth=2, label=model_label(model))
+                label = model_label(model) + (" (too few bins: R not reported)" if thin else "")
+                ax.plot(curve["v"], curve["s"], color=colour, linewidth=1 if thin else 2,
+                        label=label)
             centers, values = _present_rates(rates.get(model), prop)
             if centers.size:
                 ax.scatter(
@@ -98,10 +122,17 @@ def plot_curves(
                     alpha=0.35,
                     linewidth=0,
                 )
+                row = _metrics_row(human_metrics, prop)
+                lo, hi = (0.0, 1.0) if row is None else (row["dv_min"], row["dv_max"])
+                inside = (curve["v"] >= lo - 1e-9) & (curve["v"] <= hi + 1e-9)
                 ax.plot(
-                    curve["v"], curve["s"], color=HUMAN_COLOUR, linewidth=2, linestyle="--",
-                    label=human_name,
+                    np.where(inside, curve["v"], np.nan), curve["s"], color=HUMAN_COLOUR,
+                    linewidth=2, linestyle="--", label=human_name,
                 )
+                if not inside.all():
+                    ax.plot(np.where(inside, np.nan, curve["v"]), curve["s"], color=HUMAN_COLOUR,
+                            linewidth=1, linestyle=":",
+                            label=f"{human_name}: no data (extrapolated)")
             centers, values = _present_rates(human_rates, prop)
             if centers.size:
                 ax.scatter(

@@ -16,12 +16,22 @@ everywhere has no lead to lose), ``MRSI = 0`` when ``A^m = 0``.
 
 A model property is compared with the human curve of the same metric (humans answer 16-way,
 so only the model's 16-class rows get human-relative values). Intervals (95 %) pair bootstrap
-replicate ``b`` of the human curve with replicate ``b`` of the model curve (independent
-bootstraps, so a draw from their product distribution).
+replicate ``b`` of the human curve with replicate ``b`` of the model curve: the two resample
+different units (the humans' subjects and images, the run's images), so this is a draw from
+the product of two independent bootstraps, as the two data sets are independent.
+
+**Range.** With ``human_range: supported`` (default) every area is taken over the Δv range the
+human data support, ``[dv_min, dv_max]`` of the human metrics (:mod:`vcrbench.human.curves`), and
+the row says which range: where the human data start above Δv = 0 (the uniform-noise experiment
+starts at ≈ 0.33) an extrapolated human curve is not compared with a measured model curve.
+Over ``[0, 1]`` these are the paper's indices. ``human_range: full`` always uses [0, 1] (the
+paper's definition, with the human curve extrapolated where it has no data). Where the model's
+or the humans' curve has too little support (``note`` of their metrics) HMRI and MRSI are null.
 
 Schema of ``metrics/<m>/<c>-human.parquet``: ``model, corruption, metric, classes, HMRI,
-HMRI_lo, HMRI_hi, MRSI, MRSI_lo, MRSI_hi, A_h, A_m, human_source`` (the source string says
-whose data and, for a transferred curve, from which corruption).
+HMRI_lo, HMRI_hi, MRSI, MRSI_lo, MRSI_hi, A_h, A_m`` (areas over the compared range),
+``human_dv_min, human_dv_max`` (the compared range), ``human_source`` (whose data and, for a
+transferred curve, from which corruption), ``note`` (why values are null or restricted).
 """
 
 from __future__ import annotations
@@ -58,9 +68,16 @@ SCHEMA = pa.schema(
         ("MRSI_hi", pa.float64()),
         ("A_h", pa.float64()),
         ("A_m", pa.float64()),
+        ("human_dv_min", pa.float64()),
+        ("human_dv_max", pa.float64()),
         ("human_source", pa.string()),
+        ("note", pa.string()),
     ]
 )
+#: Values of ``human_range``.
+HUMAN_RANGES = ("supported", "full")
+#: Grid points within this distance of a range end count as inside.
+RANGE_TOL = 1e-9
 
 
 def hmri_from_areas(a_h: np.ndarray, a_h_gt_m: np.ndarray) -> np.ndarray:
@@ -149,6 +166,19 @@ def _replicates(replicates: pa.Table, metric: str) -> np.ndarray:
     return np.array(rows.column("values").to_pylist(), dtype=np.float64)
 
 
+def _metrics_row(metrics: pa.Table | None, metric: str) -> dict | None:
+    if metrics is None:
+        return None
+    rows = select(metrics, metric, HUMAN_CLASSES).to_pylist()
+    return rows[0] if rows else None
+
+
+def _comparison_range(human_row: dict | None, human_range: str) -> tuple[float, float]:
+    if human_range == "full" or human_row is None or human_row.get("dv_min") is None:
+        return 0.0, 1.0
+    return float(human_row["dv_min"]), float(human_row["dv_max"])
+
+
 def human_relative(
     model_curves: pa.Table,
     model_replicates: pa.Table,
@@ -158,8 +188,17 @@ def human_relative(
     model: str,
     corruption: str,
     source: str,
+    model_metrics: pa.Table | None = None,
+    human_metrics: pa.Table | None = None,
+    human_range: str = "supported",
 ) -> pa.Table:
-    """HMRI / MRSI rows for every metric both the model and the humans have (module docstring)."""
+    """HMRI / MRSI rows for every metric both the model and the humans have (module docstring).
+
+    ``model_metrics`` / ``human_metrics`` (the metrics tables of the two curves) give the human
+    supported range and the support notes; without them the whole of [0, 1] is compared.
+    """
+    if human_range not in HUMAN_RANGES:
+        raise VcrbenchError(f"human_range must be one of {HUMAN_RANGES}, got {human_range!r}")
     rows = []
     for metric in sorted(set(human_curves.column("metric").to_pylist())):
         human = _curve(human_curves, metric)
@@ -168,31 +207,42 @@ def human_relative(
             continue
         if human[0].shape != mine[0].shape or not np.allclose(human[0], mine[0]):
             raise VcrbenchError("human and model curves are not on the same Δv grid")
-        grid = human[0]
-        point = grid_indices(human[1], mine[1], grid)
+        human_row = _metrics_row(human_metrics, metric)
+        model_row = _metrics_row(model_metrics, metric)
+        lo_v, hi_v = _comparison_range(human_row, human_range)
+        inside = (human[0] >= lo_v - RANGE_TOL) & (human[0] <= hi_v + RANGE_TOL)
+        row = {"model": model, "corruption": corruption, "metric": metric,
+               "classes": HUMAN_CLASSES, "HMRI": None, "HMRI_lo": None, "HMRI_hi": None,
+               "MRSI": None, "MRSI_lo": None, "MRSI_hi": None, "A_h": None, "A_m": None,
+               "human_dv_min": lo_v, "human_dv_max": hi_v, "human_source": source, "note": None}
+        notes = []
+        if (lo_v, hi_v) != (0.0, 1.0):
+            notes.append(f"HMRI/MRSI over Δv [{lo_v:g}, {hi_v:g}] only, where the human data are")
+        unsupported = [f"{who} curve: {r['note']}" for who, r in (("model", model_row),
+                                                                   ("human", human_row))
+                       if r is not None and r.get("R") is None]
+        if unsupported or int(inside.sum()) < 2:
+            notes += unsupported or ["the compared Δv range holds fewer than 2 grid points"]
+            row["note"] = "; ".join(notes)
+            rows.append(row)
+            continue
+        grid = human[0][inside]
+        point = grid_indices(human[1][inside], mine[1][inside], grid)
         h_reps = _replicates(human_replicates, metric)
         m_reps = _replicates(model_replicates, metric)
         b = min(len(h_reps), len(m_reps))
         if b < 1:
             raise VcrbenchError(f"{corruption} {metric}: no bootstrap replicates to pair")
-        paired = grid_indices(h_reps[:b], m_reps[:b], grid)
+        paired = grid_indices(h_reps[:b, inside], m_reps[:b, inside], grid)
         h_lo, h_hi = metric_interval(paired["HMRI"])
         m_lo, m_hi = metric_interval(paired["MRSI"])
-        rows.append(
-            {
-                "model": model,
-                "corruption": corruption,
-                "metric": metric,
-                "classes": HUMAN_CLASSES,
-                "HMRI": float(point["HMRI"]),
-                "HMRI_lo": h_lo,
-                "HMRI_hi": h_hi,
-                "MRSI": float(point["MRSI"]),
-                "MRSI_lo": m_lo,
-                "MRSI_hi": m_hi,
-                "A_h": float(point["A_h"]),
-                "A_m": float(point["A_m"]),
-                "human_source": source,
-            }
-        )
+        row.update(HMRI=float(point["HMRI"]), HMRI_lo=_finite(h_lo), HMRI_hi=_finite(h_hi),
+                   MRSI=float(point["MRSI"]), MRSI_lo=_finite(m_lo), MRSI_hi=_finite(m_hi),
+                   A_h=float(point["A_h"]), A_m=float(point["A_m"]),
+                   note="; ".join(notes) or None)
+        rows.append(row)
     return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None

@@ -1,11 +1,15 @@
-"""Visually similar corruptions (paper §4.4): overlapping human curves, classes of similar
-corruptions, and the similarity report of a run.
+"""Visually similar corruptions (paper §4.4): human curves that do not differ, classes of
+similar corruptions, and the similarity report of a run.
 
-* **Curve bands.** Each corruption's human curve ``s(v)`` has a pointwise 83 % bootstrap band
-  ``[lo83, hi83]`` on a common grid of v in [0, 1] (:data:`vcrbench.curves.areas.GRID`, 1001
-  points). Two curves are *not significantly different* when the bands intersect at every grid
-  point of the range compared (non-overlap of two 83 % intervals ≈ a test at the 5 % level;
-  Knol et al. 2011, Austin & Hux 2002). Bands that only touch (``hi_a == lo_b``) overlap.
+* **Curves.** Two corruptions' human 16-class accuracy curves are compared with a simultaneous
+  test of their difference (:func:`vcrbench.curves.comparison.curve_difference`: a sup-t band
+  from the bootstrap replicates, which carry the anchor's uncertainty) over the Δv range *both*
+  data sets support (``[max dv_min, min dv_max]`` of their metrics). Not shown different at the
+  5 % level over that range = *similar*. The paper's rule — the pointwise 83 % bands intersect
+  at every grid point — makes 1,001 separate checks and, with the anchors fixed, pinches the
+  bands at Δv = 0: identical curves were called different in most simulated pairs (docs/human.md).
+  A pair whose common range is empty, or whose curves lack support or replicates, is not tested
+  (``similar`` null, ``note`` says why).
 * **Same/different trials**: :mod:`vcrbench.human.discrimination`.
 
 Classes of similar corruptions are the connected components of the "similar" relation
@@ -15,14 +19,16 @@ corruptions that are themselves distinguishable through a chain of similar ones.
 Output tables (one row per unordered pair; write them with
 :func:`vcrbench.core.tables.write_table`):
 
-* :func:`compare_curves`: ``corruption_a, corruption_b`` (string), ``overlap`` (bool),
-  ``separated_fraction`` (float64 in [0, 1]), ``first_separation`` (float64 v, null when none).
+* :func:`compare_curves`: ``corruption_a, corruption_b`` (string), ``v_min, v_max`` (the range
+  compared), ``statistic`` (T), ``critical`` (c at 95 %), ``p_value``, ``different``,
+  ``similar`` (bool; null when not tested), ``first_separation`` (smallest Δv where the
+  simultaneous band of the difference excludes 0), ``separated_fraction`` (share of the range
+  where it does), ``n_replicates``, ``note``.
 * :func:`groups_table`: ``corruption`` (string), ``group`` (int64, 0-based class index).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +36,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from vcrbench.core.properties import select
+from vcrbench.core.properties import HUMAN_CLASSES, select
+from vcrbench.curves.comparison import curve_difference
 from vcrbench.errors import VcrbenchError
 from vcrbench.human.discrimination import (
     DISCRIMINATION_SCHEMA,
@@ -38,184 +45,101 @@ from vcrbench.human.discrimination import (
     read_discrimination_trials,
 )
 
-#: Grid points within this distance of a ``v_range`` end count as inside (so 0.8 selects 0.8).
-RANGE_TOL = 1e-9
+#: The level of the simultaneous test (similar = not different at 1 − LEVEL).
+LEVEL = 0.95
 
 COMPARISON_SCHEMA = pa.schema(
     [
         ("corruption_a", pa.string()),
         ("corruption_b", pa.string()),
-        ("overlap", pa.bool_()),
-        ("separated_fraction", pa.float64()),
+        ("v_min", pa.float64()),
+        ("v_max", pa.float64()),
+        ("statistic", pa.float64()),
+        ("critical", pa.float64()),
+        ("p_value", pa.float64()),
+        ("different", pa.bool_()),
+        ("similar", pa.bool_()),
         ("first_separation", pa.float64()),
+        ("separated_fraction", pa.float64()),
+        ("n_replicates", pa.int64()),
+        ("note", pa.string()),
     ]
 )
 GROUPS_SCHEMA = pa.schema([("corruption", pa.string()), ("group", pa.int64())])
 
 
-# --- 83 % bands -------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
-class BandComparison:
-    """How two pointwise bands compare on the grid points inside the compared v range.
+class HumanCurve:
+    """One corruption's human 16-class accuracy curve, as the similarity test needs it.
 
     Attributes:
-        overlap: the intervals ``[lo_a, hi_a]`` and ``[lo_b, hi_b]`` intersect at every point.
-        separated_fraction: fraction of those points where they do not intersect, in [0, 1].
-        first_separation: smallest v where they do not intersect, or None.
+        v: ``(G,)`` Δv grid; curve: ``(G,)`` fitted curve; replicates: ``(B, G)`` bootstrap
+        curves; dv_min, dv_max: the Δv range its data support; note: why R is null (too little
+        support), else None.
     """
 
-    overlap: bool
-    separated_fraction: float
-    first_separation: float | None
+    v: np.ndarray
+    curve: np.ndarray
+    replicates: np.ndarray
+    dv_min: float
+    dv_max: float
+    note: str | None = None
+
+    @classmethod
+    def from_tables(cls, corruption: str, curves: pa.Table, replicates: pa.Table,
+                    metrics: pa.Table) -> HumanCurve:
+        """From ``human/<c>.parquet``, ``-replicates.parquet`` and ``-metrics.parquet``."""
+        rows = select(curves, "accuracy", HUMAN_CLASSES)
+        found = select(metrics, "accuracy", HUMAN_CLASSES).to_pylist()
+        if rows.num_rows == 0 or not found:
+            raise VcrbenchError(f"the human curves of {corruption} have no 16-class accuracy")
+        reps = select(replicates, "accuracy", HUMAN_CLASSES)
+        order = np.argsort(reps.column("replicate").to_numpy(), kind="stable")
+        values = np.array(reps.column("values").to_pylist(), np.float64)
+        metric = found[0]
+        return cls(rows.column("v").to_numpy(), rows.column("s").to_numpy(),
+                   values[order] if values.size else np.empty((0, rows.num_rows)),
+                   float(metric["dv_min"]), float(metric["dv_max"]),
+                   metric["note"] if metric["R"] is None else None)
 
 
-def _band_array(name: str, values: object) -> np.ndarray:
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise VcrbenchError(
-            f"band {name} must be a non-empty 1-D array over the v grid, got shape {arr.shape}"
-        )
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise VcrbenchError(
-            f"band {name} has a non-finite value at grid index {bad}; "
-            "estimate the band on a grid where the curve is defined"
-        )
-    return arr
+def _pair_row(a: str, b: str, curve_a: HumanCurve, curve_b: HumanCurve) -> dict:
+    v_min, v_max = max(curve_a.dv_min, curve_b.dv_min), min(curve_a.dv_max, curve_b.dv_max)
+    row = {name: None for name in COMPARISON_SCHEMA.names}
+    row.update(corruption_a=a, corruption_b=b, v_min=v_min, v_max=v_max, n_replicates=0)
+    unsupported = [f"{name}: {c.note}" for name, c in ((a, curve_a), (b, curve_b)) if c.note]
+    if unsupported:
+        row["note"] = "not tested: " + "; ".join(unsupported)
+        return row
+    if v_max - v_min < 1e-9:
+        row["note"] = (f"not tested: the human data share no Δv range ({a}: [{curve_a.dv_min:g}, "
+                       f"{curve_a.dv_max:g}], {b}: [{curve_b.dv_min:g}, {curve_b.dv_max:g}])")
+        return row
+    if curve_a.v.shape != curve_b.v.shape or not np.allclose(curve_a.v, curve_b.v):
+        raise VcrbenchError(f"the human curves of {a} and {b} are not on the same Δv grid")
+    result = curve_difference(curve_a.curve, curve_b.curve, curve_a.replicates,
+                              curve_b.replicates, v=curve_a.v, v_range=(v_min, v_max),
+                              level=LEVEL)
+    row.update(statistic=result.statistic, critical=result.critical, p_value=result.p_value,
+               different=result.different,
+               similar=None if result.different is None else not result.different,
+               first_separation=result.first_separation,
+               separated_fraction=result.separated_fraction,
+               n_replicates=result.n_replicates,
+               note=None if result.reason is None else f"not tested: {result.reason}")
+    if row["statistic"] is not None and not np.isfinite(row["statistic"]):
+        row["statistic"] = None
+        row["note"] = "both bootstraps are certain of different values somewhere on the range"
+    return row
 
 
-def _check_band(which: str, lo: np.ndarray, hi: np.ndarray) -> None:
-    bad = np.flatnonzero(lo > hi)
-    if bad.size:
-        i = int(bad[0])
-        raise VcrbenchError(
-            f"band {which}: lo > hi at grid index {i} ({lo[i]!r} > {hi[i]!r}); "
-            "pass (lower, upper) in that order"
-        )
-
-
-def _in_range(v: np.ndarray, v_range: tuple[float, float] | None) -> np.ndarray:
-    if v_range is None:
-        return np.ones(v.shape, dtype=bool)
-    try:
-        v_min, v_max = (float(x) for x in v_range)
-    except (TypeError, ValueError):
-        raise VcrbenchError(f"v_range must be a pair (v_min, v_max), got {v_range!r}") from None
-    if not (math.isfinite(v_min) and math.isfinite(v_max)) or v_min > v_max:
-        raise VcrbenchError(f"v_range must be finite with v_min <= v_max, got {v_range!r}")
-    inside = (v >= v_min - RANGE_TOL) & (v <= v_max + RANGE_TOL)
-    if not inside.any():
-        raise VcrbenchError(
-            f"v_range {v_range!r} holds no grid point (grid spans [{v[0]}, {v[-1]}]); "
-            "widen the range"
-        )
-    return inside
-
-
-def band_comparison(
-    lo_a: np.ndarray,
-    hi_a: np.ndarray,
-    lo_b: np.ndarray,
-    hi_b: np.ndarray,
-    *,
-    v: np.ndarray | None = None,
-    v_range: tuple[float, float] | None = None,
-) -> BandComparison:
-    """Compare two pointwise bands (e.g. the 83 % bands of two human curves).
-
-    Args:
-        lo_a, hi_a, lo_b, hi_b: ``(G,)`` finite band limits, ``lo <= hi`` at every point.
-        v: ``(G,)`` strictly increasing grid of the bands; default ``linspace(0, 1, G)``
-            (:data:`vcrbench.curves.areas.GRID` when G = 1001).
-        v_range: ``(v_min, v_max)``, compare only grid points in this closed range (ends
-            matched within :data:`RANGE_TOL`); default the whole grid.
-
-    Returns:
-        :class:`BandComparison` over the grid points inside ``v_range``.
-    """
-    arrays = {
-        "lo_a": _band_array("lo_a", lo_a),
-        "hi_a": _band_array("hi_a", hi_a),
-        "lo_b": _band_array("lo_b", lo_b),
-        "hi_b": _band_array("hi_b", hi_b),
-    }
-    shapes = {k: a.shape for k, a in arrays.items()}
-    if len(set(shapes.values())) != 1:
-        raise VcrbenchError(f"bands must share one grid; got shapes {shapes}")
-    g = arrays["lo_a"].size
-    if v is None:
-        grid = np.linspace(0.0, 1.0, g)
-    else:
-        grid = np.asarray(v, dtype=np.float64)
-        if grid.shape != (g,):
-            raise VcrbenchError(f"v has shape {grid.shape} but the bands have {g} points")
-        if not np.all(np.isfinite(grid)) or np.any(np.diff(grid) <= 0):
-            raise VcrbenchError("v must be finite and strictly increasing")
-    _check_band("a", arrays["lo_a"], arrays["hi_a"])
-    _check_band("b", arrays["lo_b"], arrays["hi_b"])
-    inside = _in_range(grid, v_range)
-    lower = np.maximum(arrays["lo_a"], arrays["lo_b"])
-    upper = np.minimum(arrays["hi_a"], arrays["hi_b"])
-    separated = (lower > upper) & inside
-    n_sep = int(separated.sum())
-    first = float(grid[np.flatnonzero(separated)[0]]) if n_sep else None
-    return BandComparison(
-        overlap=n_sep == 0,
-        separated_fraction=n_sep / int(inside.sum()),
-        first_separation=first,
-    )
-
-
-def bands_overlap(
-    lo_a: np.ndarray,
-    hi_a: np.ndarray,
-    lo_b: np.ndarray,
-    hi_b: np.ndarray,
-    *,
-    v: np.ndarray | None = None,
-    v_range: tuple[float, float] | None = None,
-) -> bool:
-    """True when the two bands intersect at every grid point in ``v_range`` (see
-    :func:`band_comparison` for the arguments)."""
-    return band_comparison(lo_a, hi_a, lo_b, hi_b, v=v, v_range=v_range).overlap
-
-
-def compare_curves(
-    bands: Mapping[str, tuple[np.ndarray, np.ndarray]],
-    v: np.ndarray | None = None,
-    *,
-    v_range: tuple[float, float] | None = None,
-) -> pa.Table:
-    """Compare every unordered pair of corruptions' bands.
-
-    Args:
-        bands: ``{corruption: (lo, hi)}``, each ``(G,)`` on the common grid ``v`` (e.g.
-            ``{c: estimate.band83}``).
-        v, v_range: as in :func:`band_comparison`.
-
-    Returns:
-        One row per pair ``i < j`` in the mapping's order (:data:`COMPARISON_SCHEMA`).
-    """
-    names = list(bands)
-    rows: dict[str, list] = {name: [] for name in COMPARISON_SCHEMA.names}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            try:
-                cmp = band_comparison(*bands[a], *bands[b], v=v, v_range=v_range)
-            except VcrbenchError as err:
-                raise VcrbenchError(f"comparing {a!r} with {b!r}: {err}") from None
-            except TypeError:
-                raise VcrbenchError(
-                    f"bands[{a!r}] and bands[{b!r}] must each be a pair (lo, hi)"
-                ) from None
-            rows["corruption_a"].append(a)
-            rows["corruption_b"].append(b)
-            rows["overlap"].append(cmp.overlap)
-            rows["separated_fraction"].append(cmp.separated_fraction)
-            rows["first_separation"].append(cmp.first_separation)
-    return pa.table(rows, schema=COMPARISON_SCHEMA)
+def compare_curves(curves: Mapping[str, HumanCurve]) -> pa.Table:
+    """Compare every unordered pair of corruptions' human curves (module docstring); one row per
+    pair ``i < j`` in the mapping's order (:data:`COMPARISON_SCHEMA`)."""
+    names = list(curves)
+    rows = [_pair_row(a, b, curves[a], curves[b])
+            for i, a in enumerate(names) for b in names[i + 1 :]]
+    return pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA)
 
 
 # --- classes of similar corruptions -----------------------------------------------------------
@@ -265,14 +189,14 @@ def similarity_groups(
 
 
 def pairs_marked_similar(table: pa.Table) -> list[tuple[str, str]]:
-    """The pairs marked similar in a :func:`discrimination_test` table (column ``similar``) or a
-    :func:`compare_curves` table (column ``overlap``)."""
-    column = "similar" if "similar" in table.column_names else "overlap"
+    """The pairs marked similar (column ``similar`` true; untested pairs are not) in a
+    :func:`compare_curves` or :func:`discrimination_test` table."""
+    column = "similar"
     needed = {"corruption_a", "corruption_b", column}
     if not needed <= set(table.column_names):
         raise VcrbenchError(
             "expected a compare_curves or discrimination_test table with columns "
-            f"corruption_a, corruption_b and similar or overlap; got {table.column_names}"
+            f"corruption_a, corruption_b and similar; got {table.column_names}"
         )
     a = table.column("corruption_a").to_pylist()
     b = table.column("corruption_b").to_pylist()
@@ -296,30 +220,24 @@ def groups_table(names: Sequence[str], similar_pairs: Iterable[tuple[str, str]])
 
 
 def similarity_tables(
-    human_curves: Mapping[str, pa.Table], discrimination: str | Path | None = None
+    human_curves: Mapping[str, HumanCurve], discrimination: str | Path | None = None
 ) -> dict[str, pa.Table]:
     """The similarity report of a run's human data.
 
     Args:
-        human_curves: corruption -> its human curves table (``human/<c>.parquet``; the
-            16-class accuracy curve's 83 % band is compared).
-        discrimination: optional same/different trial file (format in the module docstring).
+        human_curves: corruption -> its human 16-class accuracy curve
+            (:meth:`HumanCurve.from_tables`).
+        discrimination: optional same/different trial file (format in
+            :mod:`vcrbench.human.discrimination`).
 
     Returns:
         ``curves`` (:func:`compare_curves` of every pair), ``curve_groups`` (their classes),
         and, with ``discrimination``, ``discrimination`` (:func:`discrimination_test`) and
         ``discrimination_groups``; without it those two are empty tables.
     """
-    bands = {}
-    for corruption, table in human_curves.items():
-        rows = select(table, "accuracy", 16)
-        if rows.num_rows == 0:
-            raise VcrbenchError(f"the human curves of {corruption} have no 16-class accuracy")
-        v = rows.column("v").to_numpy()
-        bands[corruption] = (rows.column("lo83").to_numpy(), rows.column("hi83").to_numpy())
-    names = list(bands)
-    curves = compare_curves(bands, v if bands else None)
-    out = {"curves": curves, "curve_groups": groups_table(names, pairs_marked_similar(curves))}
+    curves = compare_curves(human_curves)
+    out = {"curves": curves,
+           "curve_groups": groups_table(list(human_curves), pairs_marked_similar(curves))}
     if discrimination is None:
         out["discrimination"] = DISCRIMINATION_SCHEMA.empty_table()
         out["discrimination_groups"] = GROUPS_SCHEMA.empty_table()

@@ -8,8 +8,12 @@ Formats (``human[].format`` in the config):
   condition, imagename``: ``category`` is the true one of the 16 entry-level categories,
   ``object_response`` the answer (``na``: no answer in time, counted as wrong), ``condition``
   the corruption level of the experiment (noise width, blur σ, …). The experiment's name is the
-  file-name prefix before ``_subject-``. The stimuli are not part of the data, so trials have no
-  Δv of their own: :mod:`vcrbench.human.stimuli` maps each condition to a Δv distribution.
+  file-name prefix before ``_subject-``. A trial's ``image_id`` is its *source* image, the
+  ImageNet name at the end of ``imagename`` (``…_elephant_10_n02504458_7209.png`` →
+  ``n02504458_7209``): every subject sees every source image once, at some condition, so
+  images and subjects are crossed factors for the bootstrap (:func:`source_image`). The
+  stimuli are not part of the data, so trials have no Δv of their own:
+  :mod:`vcrbench.human.stimuli` maps each condition to a Δv distribution.
 - ``trials``: a generic per-trial table (CSV or Parquet) for data like the VCR paper's own, with
   the columns ``subject`` (string), ``image_id`` (string), ``dv`` (Δv of the stimulus, in
   [0, 1]), ``response`` and ``label`` (category names of the 16 categories; an empty response
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +131,17 @@ def _rows(file: Path, required: tuple[str, ...]) -> list[tuple[int, dict[str, st
     return rows
 
 
+_SOURCE_IMAGE = re.compile(r"(n\d{8}_\d+)(?:\.[A-Za-z]+)?$")
+
+
+def source_image(imagename: str) -> str:
+    """The ImageNet source image of a model-vs-human stimulus file name (the whole name when it
+    does not end in ``n<8 digits>_<number>``)."""
+    name = imagename.strip()
+    found = _SOURCE_IMAGE.search(name)
+    return found.group(1) if found else name
+
+
 def read_model_vs_human(path: str | Path) -> pa.Table:
     """Trials of a model-vs-human raw-data file or folder as :data:`TRIALS_SCHEMA`."""
     experiment_name(path)
@@ -135,7 +151,7 @@ def read_model_vs_human(path: str | Path) -> pa.Table:
             records.append(
                 {
                     "subject": row["subj"].strip(),
-                    "image_id": row["imagename"].strip(),
+                    "image_id": source_image(row["imagename"]),
                     "condition": _number(row["condition"], file, line, "condition"),
                     "dv": None,
                     "response": _category(row["object_response"], file, line,

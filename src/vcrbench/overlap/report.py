@@ -14,12 +14,16 @@ the run's images:
 - ``vcr``: ``R = R_a / A_clean``, ``R_a`` the area under the fitted accuracy curve over the
   whole Δv range (the VCR counterpart, which weights every amount of visual change equally).
 
-Intervals (95 %): a paired bootstrap over images. Replicate ``b`` draws the run's images with
-replacement (multinomial counts, keyed by the run seed); every model's ``A_clean`` and ``A_c``
-are re-weighted by the same counts (a sample weighs as its image), so the overlap matrix of
-replicate ``b`` uses one resample for all models, as the scores are compared. For ``vcr``, the
-replicate's ``R_a`` is the area of the model's own bootstrap curve ``b`` (those are
-independent per model). Algorithm 1 runs on the point estimates.
+Intervals (95 %): a paired bootstrap over images. Replicate ``b`` weighs every image of the run
+with the image weights of the curves' bootstrap (:func:`vcrbench.curves.resampling.unit_weights`,
+keyed by the run seed and the image id); every model's ``A_clean`` and ``A_c`` are re-weighted
+by them (a sample weighs as its image), so the overlap matrix of replicate ``b`` uses one
+resample for all models, as the scores are compared. For ``vcr``, the replicate's ``R_a`` is the
+area of the model's bootstrap curve ``b``, which resampled the same images with the same weights
+(where the property had at least ``bootstrap.min_units`` images), so ``R_a`` and ``A_clean`` of
+a replicate are paired too. Algorithm 1 runs on the point estimates. A ``vcr`` score whose R_a
+is not reported (too few Δv bins, the summary's ``note``) is null, and so is that score's
+matrix; Algorithm 1 does not run for it.
 
 Tables under ``overlap/``:
 
@@ -40,9 +44,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from vcrbench.core.properties import select
-from vcrbench.core.seeding import overlap_image_weights_key
 from vcrbench.core.tables import markdown_table
 from vcrbench.curves.bootstrap import metric_interval
+from vcrbench.curves.resampling import unit_weights
 from vcrbench.curves.tables import replicate_areas
 from vcrbench.errors import VcrbenchError
 from vcrbench.overlap.config import STANDARD
@@ -78,13 +82,6 @@ def image_sums(outcomes: pa.Table, image_ids: list[str], classes: int
     n = len(image_ids)
     return (np.bincount(where[known], minlength=n).astype(np.float64),
             np.bincount(where, weights=values, minlength=n))
-
-
-def image_weights(n_images: int, replicates: int, seed: int) -> np.ndarray:
-    """(replicates, n_images) bootstrap counts of the images (multinomial, keyed by seed)."""
-    rng = np.random.default_rng(overlap_image_weights_key(seed))
-    return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=replicates
-                           ).astype(np.float64)
 
 
 def _weighted_mean(weights: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
@@ -130,7 +127,7 @@ def overlap_report(
         thresholds: Algorithm 1 thresholds; classes: 1000 or 16; replicates: B; seed: run seed.
     """
     models = list(dict.fromkeys([*roles.values(), baseline]))
-    weights = image_weights(len(image_ids), replicates, seed)
+    weights = unit_weights(seed, "images", image_ids, replicates)
     accuracy_clean, accuracy_clean_b, accuracy, accuracy_b = {}, {}, {}, {}
     for model in models:
         known = np.isfinite(clean[model])
@@ -151,14 +148,17 @@ def overlap_report(
         for role, model in roles.items():
             for corruption in candidates:
                 key = (model, corruption)
-                if score == "noc":
-                    value = accuracy[key] / accuracy_clean[model]
-                    reps = accuracy_b[key] / accuracy_clean_b[model]
-                else:
-                    value = r_a[key] / accuracy_clean[model]
-                    areas = r_a_replicates[key]
-                    n = min(areas.size, replicates)
-                    reps = areas[:n] / accuracy_clean_b[model][:n]
+                with np.errstate(divide="ignore", invalid="ignore"):  # a replicate without
+                    if score == "noc":                              # clean-correct images
+                        value = accuracy[key] / accuracy_clean[model]
+                        reps = accuracy_b[key] / accuracy_clean_b[model]
+                    elif r_a[key] is None:  # R_a not reported: too few Δv bins
+                        value, reps = np.nan, np.full(replicates, np.nan)
+                    else:
+                        value = r_a[key] / accuracy_clean[model]
+                        areas = r_a_replicates[key]
+                        n = min(areas.size, replicates)
+                        reps = areas[:n] / accuracy_clean_b[model][:n]
                 point[score][(role, corruption)] = value
                 per_replicate[score][(role, corruption)] = reps
                 lo, hi = _interval(reps)
@@ -170,20 +170,20 @@ def overlap_report(
 
     matrix_rows, benchmark_rows = [], []
     for score in SCORES:
-        matrix = overlap_matrix(point[score], candidates, standard=STANDARD)
+        matrix = _replicate_matrix({k: np.array([v]) for k, v in point[score].items()}, 0,
+                                   candidates)
         n_rep = min(len(v) for v in per_replicate[score].values())
-        stack = np.array([
-            overlap_matrix({k: float(v[b]) for k, v in per_replicate[score].items()},
-                           candidates, standard=STANDARD)
-            for b in range(n_rep)
-        ]) if n_rep else np.empty((0, len(candidates), len(candidates)))
+        stack = np.array([_replicate_matrix(per_replicate[score], b, candidates)
+                          for b in range(n_rep)]
+                         ) if n_rep else np.empty((0, len(candidates), len(candidates)))
         for i, c1 in enumerate(candidates):
             for j, c2 in enumerate(candidates):
                 lo, hi = _interval(stack[:, i, j]) if n_rep else (None, None)
                 matrix_rows.append({"score": score, "c1": c1, "c2": c2,
                                     "O": _number(matrix[i, j]), "O_lo": lo, "O_hi": hi})
-        benchmark_rows += _benchmarks(score, matrix, candidates, thresholds, roles, baseline,
-                                      accuracy)
+        if np.isfinite(matrix).any():  # Algorithm 1 needs every score of the candidates
+            benchmark_rows += _benchmarks(score, matrix, candidates, thresholds, roles, baseline,
+                                          accuracy)
     ce_rows = _ce_rows(roles, candidates, baseline, accuracy)
     return {
         "robustness": pa.Table.from_pylist(robustness_rows),
@@ -191,6 +191,17 @@ def overlap_report(
         "benchmarks": pa.Table.from_pylist(benchmark_rows, schema=BENCHMARK_SCHEMA),
         "ce": pa.Table.from_pylist(ce_rows),
     }
+
+
+def _replicate_matrix(values: dict[tuple[str, str], np.ndarray], b: int,
+                      candidates: list[str]) -> np.ndarray:
+    """The overlap matrix of replicate ``b``; NaN where a score is not finite (a replicate that
+    drew no clean-correct image; an R_a not reported for lack of Δv bins), which the intervals
+    and Algorithm 1 leave out."""
+    scores = {k: float(v[b]) for k, v in values.items()}
+    if not all(np.isfinite(list(scores.values()))):
+        return np.full((len(candidates), len(candidates)), np.nan)
+    return overlap_matrix(scores, candidates, standard=STANDARD)
 
 
 def report_from_tables(

@@ -3,12 +3,22 @@ bands, and R per property, from the per-sample outcomes.
 
 Tables (schemas in :mod:`vcrbench.curves.tables`): ``rates/<m>/<c>.parquet``,
 ``curves/<m>/<c>.parquet``, ``curves/<m>/<c>-replicates.parquet`` and
-``metrics/<m>/<c>.parquet``. The anchor s(0) is the clean accuracy of the sampled images for
-accuracy and 1 for consistency; each property's bootstrap is keyed by (seed, model,
-corruption, metric, classes).
+``metrics/<m>/<c>.parquet``.
+
+* **Anchors.** s(0) is the clean accuracy of the property's samples' images for accuracy
+  (re-estimated in every bootstrap replicate) and 1 for consistency (a deterministic model);
+  s(1) is chance level (1/classes) where the last bin is missing and ``right_anchor`` is
+  ``"chance"`` (:mod:`vcrbench.curves.bootstrap`).
+* **Intervals** resample the property's images (every sample of a drawn image comes along;
+  :mod:`vcrbench.curves.resampling`), keyed by the run seed and the image id only, so replicate
+  ``b`` is paired across models and corruptions. With fewer than ``min_units`` images the
+  samples are resampled instead (labelled in ``resampled``), keyed by (seed, model, corruption,
+  metric, classes).
+* **Support.** coverage and bins_present count the property's own samples; below
+  ``min_coverage`` R is null with a ``note``.
 
 A property without any sample (accuracy on unlabelled images) has no rows; a property whose
-samples fill no bin up to L gets a metrics row with null R and a warning in the log.
+samples fill no bin up to L gets a metrics row with null R and a note.
 """
 
 from __future__ import annotations
@@ -17,25 +27,30 @@ import logging
 
 import pyarrow as pa
 
-from vcrbench.core.properties import PROPERTIES
+from vcrbench.core.properties import PROPERTIES, chance_level
 from vcrbench.core.seeding import curve_bootstrap_seed
-from vcrbench.curves.binning import bin_rates, coverage
+from vcrbench.curves.binning import bin_rates
 from vcrbench.curves.bootstrap import estimate_curve
-from vcrbench.curves.tables import CurveTables
+from vcrbench.curves.resampling import DEFAULT_MIN_UNITS, cluster_resampling
+from vcrbench.curves.tables import DEFAULT_MIN_COVERAGE, CurveTables, metrics_row
 from vcrbench.errors import VcrbenchError
 from vcrbench.evaluation.outcomes import property_samples
 
 log = logging.getLogger(__name__)
+
+#: Values of ``binning.right_anchor``.
+RIGHT_ANCHORS = ("chance", "none")
 
 
 def rates_table(outcomes: pa.Table, *, bins: int, min_count: int) -> pa.Table:
     """Per-bin counts and rates of every property that has samples."""
     tables = CurveTables()
     for metric, classes in PROPERTIES:
-        dv, ok, _ = property_samples(outcomes, metric, classes)
-        if dv.size == 0:
+        samples = property_samples(outcomes, metric, classes)
+        if samples.dv.size == 0:
             continue
-        tables.add_rates(metric, classes, bin_rates(dv, ok, bins=bins, min_count=min_count))
+        tables.add_rates(metric, classes,
+                         bin_rates(samples.dv, samples.ok, bins=bins, min_count=min_count))
     return tables.table("rates")
 
 
@@ -48,51 +63,38 @@ def fit_curves(
     min_count: int,
     n_boot: int,
     seed: int,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+    min_units: int = DEFAULT_MIN_UNITS,
+    right_anchor: str = "chance",
 ) -> tuple[pa.Table, pa.Table, pa.Table]:
     """Fit every property's curve: (curves, replicates, metrics) tables (module docstring)."""
-    all_dv = outcomes.column("dv").to_numpy()
-    cover = float(coverage(all_dv, bins=bins, min_count=min_count)) if all_dv.size else 0.0
+    if right_anchor not in RIGHT_ANCHORS:
+        raise VcrbenchError(f"binning.right_anchor must be one of {RIGHT_ANCHORS}, got "
+                            f"{right_anchor!r}")
     tables = CurveTables()
     for metric, classes in PROPERTIES:
-        dv, ok, clean_ok = property_samples(outcomes, metric, classes)
-        if dv.size == 0:
+        samples = property_samples(outcomes, metric, classes)
+        if samples.dv.size == 0:
             continue
-        anchor = float(clean_ok.mean()) if clean_ok is not None else 1.0
-        row = {
-            "model": model,
-            "corruption": corruption,
-            "metric": metric,
-            "classes": classes,
-            "R": None,
-            "R_lo": None,
-            "R_hi": None,
-            "anchor": anchor,
-            "coverage": cover,
-            "n_samples": int(dv.size),
-            "bins_present": 0,
-            "lam": None,
-        }
+        key = {"model": model, "corruption": corruption, "metric": metric, "classes": classes}
+        binned = bin_rates(samples.dv, samples.ok, bins=bins, min_count=min_count)
+        resampling = cluster_resampling(
+            {"images": samples.image_id}, n_boot=n_boot, seed=seed, min_units=min_units,
+            fallback_seed=curve_bootstrap_seed(seed, model, corruption, metric, str(classes)),
+        )
         try:
             estimate = estimate_curve(
-                dv,
-                ok,
-                bins=bins,
-                min_count=min_count,
-                anchor=anchor,
-                n_boot=n_boot,
-                seed=curve_bootstrap_seed(seed, model, corruption, metric, str(classes)),
+                samples.dv, samples.ok, bins=bins, min_count=min_count,
+                anchor=1.0 if samples.clean_ok is None else None,
+                anchor_outcomes=None if samples.clean_ok is None else samples.clean_ok,
+                right_anchor=chance_level(classes) if right_anchor == "chance" else None,
+                n_boot=n_boot, resampling=resampling,
             )
         except VcrbenchError as error:
             log.warning("%s %s-%d: no curve: %s", corruption, metric, classes, error)
-            tables.add_metrics(row)
+            tables.add_metrics(metrics_row(key, None, binned, min_coverage=min_coverage,
+                                           note=f"no curve: {error}"))
             continue
-        row.update(
-            R=float(estimate.area),
-            R_lo=float(estimate.area_lo),
-            R_hi=float(estimate.area_hi),
-            bins_present=int(estimate.rates.present.sum()),
-            lam=float(estimate.spline.lam),
-        )
-        tables.add_metrics(row)
+        tables.add_metrics(metrics_row(key, estimate, binned, min_coverage=min_coverage))
         tables.add_curve(metric, classes, estimate)
     return tables.table("curves"), tables.table("replicates"), tables.table("metrics")

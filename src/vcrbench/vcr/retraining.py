@@ -8,9 +8,11 @@ the summary), ``change`` (after − before), ``change_lo``, ``change_hi``, ``ver
 
 Intervals of the change in R: replicate ``b`` of the fine-tuned model's bootstrap curve paired
 with replicate ``b`` of the base model's (each R_b the exact area of the replicate,
-:func:`vcrbench.curves.tables.replicate_areas`). The two bootstraps are independent, so this
-is a draw from their product distribution; both models see the same samples, so the true
-sampling variance of the change is smaller and the interval is conservative. ``verdict``:
+:func:`vcrbench.curves.tables.replicate_areas`). Both models are evaluated on the same samples
+and their replicates resample the same images with the same weights
+(:mod:`vcrbench.curves.resampling`), so this is a paired interval of the change. (With fewer
+than ``bootstrap.min_units`` images the replicates resample samples independently per model and
+the interval is conservative.) ``verdict``:
 "higher" / "lower" when the change interval of R excludes 0, and for HMRI and MRSI when the two
 95 % intervals do not overlap; else "within" (null when a value is missing). HMRI / MRSI
 (16-class rows with human data) have no change interval.

@@ -1,10 +1,12 @@
 """The summary table ``metrics/summary.parquet``: one row per model × corruption × property.
 
 Columns (documented in the README): ``model, corruption, metric, classes, R, R_lo, R_hi,
-HMRI, HMRI_lo, HMRI_hi, MRSI, MRSI_lo, MRSI_hi, coverage, n_samples, bins_present,
-human_source, anchor, lam, imagenet_c_mean, imagenet_c_coverage``. Human-relative columns are
-null where no human curve exists, the ImageNet-C ones where the run has no ImageNet-C sample
-for that corruption (``sampling.imagenet_c_n``).
+HMRI, HMRI_lo, HMRI_hi, MRSI, MRSI_lo, MRSI_hi, coverage, n_samples, bins_present, dv_min,
+dv_max, human_source, human_dv_min, human_dv_max, anchor, right_anchor, lam, resampled,
+imagenet_c_mean, imagenet_c_coverage, note``. Human-relative columns are null where no human
+curve exists, the ImageNet-C ones where the run has no ImageNet-C sample for that corruption
+(``sampling.imagenet_c_n``). ``note`` joins the curve's note and the human comparison's: why a
+value is null (too little support) or restricted (HMRI / MRSI over the human data's range).
 CSV (:func:`vcrbench.core.tables.csv_text`) and Markdown (:func:`summary_markdown`) are
 derived from the Parquet table, never the other way round.
 """
@@ -16,7 +18,8 @@ import pyarrow.compute as pc
 
 from vcrbench.core.tables import markdown_table
 
-HUMAN_COLUMNS = ("HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi")
+HUMAN_COLUMNS = ("HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi", "human_dv_min",
+                 "human_dv_max")
 ORDER = (
     "model",
     "corruption",
@@ -25,15 +28,21 @@ ORDER = (
     "R",
     "R_lo",
     "R_hi",
-    *HUMAN_COLUMNS,
+    *HUMAN_COLUMNS[:6],
     "coverage",
     "n_samples",
     "bins_present",
+    "dv_min",
+    "dv_max",
     "human_source",
+    *HUMAN_COLUMNS[6:],
     "anchor",
+    "right_anchor",
     "lam",
+    "resampled",
     "imagenet_c_mean",
     "imagenet_c_coverage",
+    "note",
 )
 KEYS = ("model", "corruption", "metric", "classes")
 
@@ -59,6 +68,11 @@ def build_summary(metrics: pa.Table, human: pa.Table | None = None,
     for name in HUMAN_COLUMNS:
         columns[name] = _lookup(human, metrics, name, pa.float64())
     columns["human_source"] = _lookup(human, metrics, "human_source", pa.string())
+    human_note = _lookup(human, metrics, "note", pa.string()).to_pylist()
+    columns["note"] = pa.array(
+        ["; ".join(n for n in pair if n) or None
+         for pair in zip(metrics.column("note").to_pylist(), human_note, strict=True)],
+        pa.string())
     for name in ("imagenet_c_mean", "imagenet_c_coverage"):
         columns[name] = _lookup(imagenet_c, metrics, name, pa.float64())
     table = pa.table({name: columns[name] for name in ORDER})
@@ -96,6 +110,7 @@ def summary_markdown(summary: pa.Table) -> str:
         "ImageNet-C mean",
         "n",
         "bins",
+        "note",
     ]
     rows = []
     for row in summary.to_pylist():
@@ -116,6 +131,7 @@ def summary_markdown(summary: pa.Table) -> str:
             _cell(row["imagenet_c_mean"]),
             str(row["n_samples"]),
             str(row["bins_present"]),
+            row["note"] or "",
         ]
         rows.append(cells)
     return "\n".join(markdown_table(header, rows)) + "\n"

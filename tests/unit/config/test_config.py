@@ -19,7 +19,10 @@ def test_defaults_are_filled_in():
     assert config["sampling"] == {
         "mode": "uniform", "spacing": "visual", "n": 2000, "shard_size": 500, "imagenet_c_n": 0
     }
-    assert config["binning"] == {"bins": 40, "min_count": 20}
+    assert config["binning"] == {"bins": 40, "min_count": 20, "min_coverage": 0.5,
+                                 "right_anchor": "chance"}
+    assert config["bootstrap"] == {"replicates": 200, "min_units": 10}
+    assert config["human_range"] == "supported"
     assert config["models"] == ["efficientnet-lite0"]
     assert config["dataset"]["source"] == "builtin"
 

@@ -67,9 +67,6 @@ def test_named_streams_are_the_original_keys(seed):
     for sub in (EPOCH_ORDER, EPOCH_PARAMETERS, EPOCH_NOISE, EPOCH_DROPOUT):
         old = np.random.SeedSequence([lo, hi, *words("finetune/ft")], spawn_key=(3, sub, 11))
         assert state(FINETUNE.key(seed, "finetune/ft", spawn=(3, sub, 11))) == state(old)
-    # the overlap report's image bootstrap
-    old = np.random.SeedSequence([lo, hi, *words("overlap-report")], spawn_key=(0, 2))
-    assert state(seeding.overlap_image_weights_key(seed)) == state(old)
 
 
 def test_streams_keyed_by_the_same_name_differ():

@@ -7,7 +7,8 @@ import pytest
 
 from vcrbench.curves.areas import GRID
 from vcrbench.curves.binning import bin_index
-from vcrbench.curves.bootstrap import bootstrap_counts, estimate_curve, metric_interval
+from vcrbench.curves.bootstrap import estimate_curve, metric_interval
+from vcrbench.curves.resampling import SampleResampling
 from vcrbench.errors import VcrbenchError
 
 
@@ -49,19 +50,22 @@ def test_estimate_shapes_bands_and_determinism() -> None:
     assert not np.array_equal(other.replicates, e.replicates)
 
 
-def test_bootstrap_counts_match_resampling_the_samples() -> None:
-    """Multinomial cells ≡ drawing N samples with replacement: compare moments."""
+def test_sample_resampling_matches_drawing_the_samples() -> None:
+    """The multinomial over distinct rows ≡ drawing N samples with replacement: moments."""
     rng = np.random.default_rng(0)
     dv, ok = simulate(logistic, 300, 1)
     idx = bin_index(dv, 10)
-    counts = np.bincount(idx, minlength=10)
-    succ = np.bincount(idx[ok], minlength=10)
-    bc, bs = bootstrap_counts(counts, succ, 20_000, rng)
+    values = np.zeros((300, 20))
+    values[np.arange(300), idx] = 1.0
+    values[np.arange(300)[ok], 10 + idx[ok]] = 1.0
+    totals = SampleResampling(20_000, 5, "samples").totals(values)
+    bc, bs = totals[:, :10], totals[:, 10:]
     picks = rng.integers(0, 300, size=(20_000, 300))
     dc = np.stack([np.bincount(r, minlength=10) for r in idx[picks]])
     ds = np.stack(
         [np.bincount(r[o], minlength=10) for r, o in zip(idx[picks], ok[picks], strict=True)]
     )
+    counts = np.bincount(idx, minlength=10)
     assert np.all(bc.sum(axis=1) == 300)
     for a, b in ((bc, dc), (bs, ds)):
         np.testing.assert_allclose(a.mean(axis=0), b.mean(axis=0), atol=0.15)
@@ -94,18 +98,47 @@ def test_area_is_accurate_at_large_n() -> None:
     assert e.area_hi - e.area_lo < 0.02
 
 
-def test_anchor_replicates() -> None:
+def test_measured_anchor_is_reestimated_in_every_replicate() -> None:
     dv, ok = simulate(logistic, 1000, 6)
-    anchors = np.linspace(0.7, 0.9, 50)
-    e = estimate_curve(
-        dv, ok, bins=20, min_count=20, anchor=0.8, n_boot=50, seed=0, anchor_replicates=anchors
-    )
-    np.testing.assert_allclose(e.replicates[:, 0], anchors, atol=1e-9)
-    assert e.curve[0] == pytest.approx(0.8)
+    clean = (np.arange(1000) % 5 != 0).astype(float)  # clean accuracy 0.8
+    clean[::7] = np.nan  # samples that measure nothing about s(0)
+    e = estimate_curve(dv, ok, bins=20, min_count=20, anchor_outcomes=clean, n_boot=50, seed=0)
+    known = clean[np.isfinite(clean)]
+    assert e.anchor == pytest.approx(known.mean())
+    assert e.curve[0] == pytest.approx(known.mean())
+    # each replicate starts at its own resampled clean accuracy: the band has width at Δv = 0
+    assert np.ptp(e.replicates[:, 0]) > 0.01
+    assert e.band95[0][0] < e.anchor < e.band95[1][0]
+    with pytest.raises(VcrbenchError, match="not both"):
+        estimate_curve(dv, ok, bins=20, min_count=20, anchor=0.8, anchor_outcomes=clean,
+                       n_boot=10)
     with pytest.raises(VcrbenchError, match="shape"):
-        estimate_curve(
-            dv, ok, bins=20, min_count=20, anchor=0.8, n_boot=10, anchor_replicates=anchors
-        )
+        estimate_curve(dv, ok, bins=20, min_count=20, anchor_outcomes=clean[:10], n_boot=10)
+
+
+def test_free_anchor_support_starts_at_the_first_present_bin() -> None:
+    rng = np.random.default_rng(3)
+    dv = rng.uniform(0.3, 1.0, 2000)
+    ok = rng.uniform(size=2000) < logistic(dv)
+    e = estimate_curve(dv, ok, bins=20, min_count=20, n_boot=20, seed=0)
+    assert e.anchor is None and e.dv_min == pytest.approx(0.3) and e.dv_max == 1.0
+    fixed = estimate_curve(dv, ok, bins=20, min_count=20, anchor=0.8, n_boot=20, seed=0)
+    assert fixed.dv_min == 0.0
+
+
+def test_right_anchor_applies_only_where_the_last_bin_is_missing() -> None:
+    rng = np.random.default_rng(4)
+    dv = rng.uniform(0.0, 0.67, 3000)
+    ok = rng.uniform(size=3000) < logistic(dv)
+    e = estimate_curve(dv, ok, bins=40, min_count=20, anchor=0.8, right_anchor=0.001,
+                       n_boot=20, seed=0)
+    assert e.right_anchor == 0.001 and e.curve[-1] == pytest.approx(0.001)
+    assert np.allclose(e.replicates[:, -1], 0.001)
+    assert e.dv_max == pytest.approx(0.675)
+    full = rng.uniform(0.0, 1.0, 3000)
+    e_full = estimate_curve(full, rng.uniform(size=3000) < logistic(full), bins=40, min_count=20,
+                            anchor=0.8, right_anchor=0.001, n_boot=20, seed=0)
+    assert e_full.right_anchor is None and e_full.dv_max == 1.0
 
 
 def test_missing_single_and_no_present_bins_and_exact_ends() -> None:

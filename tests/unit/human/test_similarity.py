@@ -1,120 +1,98 @@
-"""Visually similar corruptions: band overlap, classes of similar corruptions and the
-similarity tables."""
+"""Visually similar corruptions: simultaneous comparison of human curves, classes of similar
+corruptions and the similarity tables."""
 
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from vcrbench.curves.areas import GRID
-from vcrbench.curves.bootstrap import estimate_curve
 from vcrbench.errors import VcrbenchError
+from vcrbench.human.curves import human_curves
 from vcrbench.human.similarity import (
     COMPARISON_SCHEMA,
     GROUPS_SCHEMA,
-    band_comparison,
-    bands_overlap,
+    HumanCurve,
     compare_curves,
     groups_table,
     pairs_marked_similar,
     similarity_groups,
 )
-
-# --- 83 % bands -------------------------------------------------------------------------------
+from vcrbench.human.trials import TRIALS_SCHEMA
 
 
 def curve(v: np.ndarray) -> np.ndarray:
     return 0.9 / (1.0 + np.exp((v - 0.5) * 10.0))
 
 
-W = 0.05  # half-width of the hand-made bands
+def fake(shift: float = 0.0, seed: int = 0, dv_min: float = 0.0, dv_max: float = 1.0,
+         note: str | None = None, se: float = 0.02) -> HumanCurve:
+    """A human curve with bootstrap replicates: smooth random perturbations of SD ``se``."""
+    rng = np.random.default_rng(seed)
+    base = curve(GRID) + shift
+    phases = rng.uniform(0, 2 * np.pi, (200, 3))
+    amps = rng.normal(0, se, (200, 3))
+    wiggles = sum(amps[:, k, None] * np.cos((k + 1) * np.pi * GRID[None, :] + phases[:, k, None])
+                  for k in range(3)) / np.sqrt(1.5)
+    return HumanCurve(GRID, base, base[None, :] + wiggles, dv_min, dv_max, note)
 
 
-def band(shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    c = curve(GRID) + shift
-    return c - W, c + W
+def test_same_curves_are_similar_and_shifted_ones_are_not() -> None:
+    table = compare_curves({"a": fake(0.0, 1), "b": fake(0.0, 2), "c": fake(0.15, 3)})
+    rows = {(r["corruption_a"], r["corruption_b"]): r for r in table.to_pylist()}
+    assert rows[("a", "b")]["similar"] is True and rows[("a", "b")]["different"] is False
+    assert rows[("a", "c")]["similar"] is False
+    assert rows[("a", "c")]["p_value"] <= 0.05 and rows[("a", "c")]["first_separation"] == 0.0
+    assert rows[("a", "b")]["n_replicates"] == 200 and table.schema == COMPARISON_SCHEMA
 
 
-def test_identical_and_shifted_bands() -> None:
-    a = band()
-    same = band_comparison(*a, *band())
-    assert same.overlap and same.separated_fraction == 0.0 and same.first_separation is None
-    apart = band_comparison(*a, *band(2 * W + 0.01), v=GRID)  # shifted by more than the width
-    assert not apart.overlap
-    assert apart.separated_fraction == 1.0 and apart.first_separation == 0.0
-    assert not bands_overlap(*a, *band(-(2 * W + 0.01)))
-    assert bands_overlap(*a, *band(2 * W - 0.01))  # shifted by less than the width
+def test_the_common_supported_range_is_compared() -> None:
+    late = fake(0.0, 4)
+    late_curve = late.curve.copy()
+    late_curve[GRID < 0.3] += 0.3  # differs only where the other data set has no data
+    shifted = HumanCurve(GRID, late_curve, late.replicates + (late_curve - late.curve), 0.0, 1.0)
+    other = fake(0.0, 5, dv_min=0.35)
+    row = compare_curves({"a": shifted, "b": other}).to_pylist()[0]
+    assert (row["v_min"], row["v_max"]) == (0.35, 1.0)
+    assert row["similar"] is True
+    whole = compare_curves({"a": shifted, "b": fake(0.0, 5)}).to_pylist()[0]
+    assert whole["similar"] is False
 
 
-def test_touching_bands_overlap_and_one_point_apart_does_not() -> None:
-    lo_a, hi_a = band()
-    lo_b, hi_b = hi_a.copy(), hi_a + 2 * W  # b sits on top of a, sharing the edge everywhere
-    assert bands_overlap(lo_a, hi_a, lo_b, hi_b)
-    assert bands_overlap(lo_b, hi_b, lo_a, hi_a)
-    lo_b[437] += 1e-9
-    cmp = band_comparison(lo_a, hi_a, lo_b, hi_b)
-    assert not cmp.overlap
-    assert cmp.separated_fraction == 1 / GRID.size
-    assert cmp.first_separation == pytest.approx(0.437, abs=1e-12)
+def test_unsupported_or_disjoint_curves_are_not_tested() -> None:
+    rows = compare_curves({
+        "a": fake(0.0, 1, dv_max=0.3),
+        "b": fake(0.0, 2, dv_min=0.5),
+        "c": fake(0.0, 3, note="R not reported: 3 of 40 Δv bins"),
+    }).to_pylist()
+    assert all(r["similar"] is None for r in rows)
+    assert "share no Δv range" in rows[0]["note"]
+    assert "c: R not reported" in rows[1]["note"]
+    assert pairs_marked_similar(pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA)) == []
 
 
-def test_separation_outside_v_range_is_ignored() -> None:
-    lo_a, hi_a = band()
-    lo_b, hi_b = band()
-    late = GRID > 0.7 + 1e-12
-    lo_b[late] += 0.2
-    hi_b[late] += 0.2
-    whole = band_comparison(lo_a, hi_a, lo_b, hi_b, v=GRID)
-    assert not whole.overlap
-    assert whole.separated_fraction == 300 / 1001
-    assert whole.first_separation == pytest.approx(0.701)
-    assert bands_overlap(lo_a, hi_a, lo_b, hi_b, v_range=(0.0, 0.7))
-    assert band_comparison(lo_a, hi_a, lo_b, hi_b, v_range=(0.2, 0.7)).separated_fraction == 0
-    tail = band_comparison(lo_a, hi_a, lo_b, hi_b, v_range=(0.5, 1.0))
-    assert not tail.overlap and tail.separated_fraction == 300 / 501
-    assert not bands_overlap(lo_a, hi_a, lo_b, hi_b, v_range=(0.0, 0.701))
+def test_human_curve_from_the_pipeline_tables() -> None:
+    rng = np.random.default_rng(6)
+    n = 3000
+    dv = np.where(rng.uniform(size=n) < 0.1, 0.0, rng.uniform(0, 1, n))
+    labels = np.array(["dog", "cat", "car", "boat"])[rng.integers(0, 4, n)]
+    right = rng.uniform(size=n) < curve(dv)
+    trials = pa.Table.from_pylist([
+        {"subject": f"s{i % 12}", "image_id": f"im{i}", "condition": None, "dv": float(dv[i]),
+         "response": str(labels[i]) if right[i] else "knife", "label": str(labels[i]),
+         "clean_response": None, "order": i} for i in range(n)], schema=TRIALS_SCHEMA)
+    _, curves, replicates, metrics = human_curves(
+        trials, corruption="x", source="sim", bins=20, min_count=20, n_boot=50, seed=0)
+    human = HumanCurve.from_tables("x", curves, replicates, metrics)
+    assert human.replicates.shape == (50, GRID.size) and human.dv_min == 0.0
+    assert human.note is None
+    with pytest.raises(VcrbenchError, match="no 16-class accuracy"):
+        HumanCurve.from_tables("x", curves.slice(0, 0), replicates, metrics)
 
 
-def test_band_validation_messages() -> None:
-    lo, hi = band()
-    with pytest.raises(VcrbenchError, match="share one grid"):
-        band_comparison(lo, hi, lo[:-1], hi[:-1])
-    bad = lo.copy()
-    bad[12] = np.nan
-    with pytest.raises(VcrbenchError, match="lo_b has a non-finite value at grid index 12"):
-        band_comparison(lo, hi, bad, hi)
-    with pytest.raises(VcrbenchError, match="band a: lo > hi at grid index 0"):
-        band_comparison(hi, lo, lo, hi)
-    with pytest.raises(VcrbenchError, match="strictly increasing"):
-        band_comparison(lo, hi, lo, hi, v=GRID[::-1])
-    with pytest.raises(VcrbenchError, match="v has shape"):
-        band_comparison(lo, hi, lo, hi, v=GRID[:-1])
-    with pytest.raises(VcrbenchError, match="holds no grid point"):
-        band_comparison(lo, hi, lo, hi, v_range=(1.5, 2.0))
-    with pytest.raises(VcrbenchError, match="v_min <= v_max"):
-        band_comparison(lo, hi, lo, hi, v_range=(0.8, 0.2))
-    with pytest.raises(VcrbenchError, match="1-D"):
-        band_comparison(np.zeros((2, 3)), np.ones((2, 3)), lo, hi)
-
-
-def test_bootstrap_bands_of_estimated_human_curves() -> None:
-    """83 % bands from :func:`estimate_curve`: the same data overlap, a shifted curve does not."""
-    rng = np.random.default_rng(5)
-    dv = rng.uniform(0.0, 1.0, 2000)
-    ok = rng.uniform(size=2000) < curve(dv)
-    ok_late = rng.uniform(size=2000) < curve(dv - 0.25)
-    fit = dict(bins=40, min_count=20, anchor=0.9, n_boot=200)
-    base = estimate_curve(dv, ok, seed=1, **fit)
-    again = estimate_curve(dv, ok, seed=2, **fit)
-    late = estimate_curve(dv, ok_late, seed=3, **fit)
-    assert bands_overlap(*base.band83, *again.band83, v=base.grid)
-    cmp = band_comparison(*base.band83, *late.band83, v=base.grid)
-    assert not cmp.overlap
-    assert 0.0 < cmp.first_separation < 0.5 and cmp.separated_fraction > 0.5
-
-
-# --- comparisons, groups and tables -----------------------------------------------------------
+# --- classes of similar corruptions and tables ---------------------------------------------
 
 
 def test_similarity_groups_from_a_hand_made_relation() -> None:
@@ -138,47 +116,21 @@ def test_similarity_groups_from_a_hand_made_relation() -> None:
 
 
 def test_compare_curves_and_groups_tables_write_as_parquet(tmp_path) -> None:
-    bands = {
-        "gaussian_noise": band(),
-        "shot_noise": band(0.03),
-        "impulse_noise": band(0.12),  # overlaps shot_noise only: joined through it
-        "frost": band(0.5),
+    curves = {
+        "gaussian_noise": fake(0.0, 1),
+        "shot_noise": fake(0.0, 2),
+        "impulse_noise": fake(0.0, 3),
+        "frost": fake(0.4, 4),
     }
-    table = compare_curves(bands, GRID)
-    assert table.schema == COMPARISON_SCHEMA
+    table = compare_curves(curves)
     assert table.num_rows == 6
-    pairs = list(
-        zip(
-            table.column("corruption_a").to_pylist(),
-            table.column("corruption_b").to_pylist(),
-            strict=True,
-        )
-    )
-    assert pairs == [
-        ("gaussian_noise", "shot_noise"),
-        ("gaussian_noise", "impulse_noise"),
-        ("gaussian_noise", "frost"),
-        ("shot_noise", "impulse_noise"),
-        ("shot_noise", "frost"),
-        ("impulse_noise", "frost"),
-    ]
-    assert table.column("overlap").to_pylist() == [True, False, False, True, False, False]
-    assert table.column("first_separation").to_pylist()[0] is None
-    assert table.column("first_separation").to_pylist()[1:3] == [0.0, 0.0]
-    similar = pairs_marked_similar(table)
-    groups = groups_table(list(bands), similar)
+    pairs = list(zip(table.column("corruption_a").to_pylist(),
+                     table.column("corruption_b").to_pylist(), strict=True))
+    assert pairs[0] == ("gaussian_noise", "shot_noise") and pairs[-1] == ("impulse_noise", "frost")
+    assert table.column("similar").to_pylist() == [True, True, False, True, False, False]
+    groups = groups_table(list(curves), pairs_marked_similar(table))
     assert groups.schema == GROUPS_SCHEMA
-    assert groups.to_pylist() == [
-        {"corruption": "gaussian_noise", "group": 0},
-        {"corruption": "shot_noise", "group": 0},
-        {"corruption": "impulse_noise", "group": 0},
-        {"corruption": "frost", "group": 1},
-    ]
+    assert groups.column("group").to_pylist() == [0, 0, 0, 1]
     pq.write_table(table, tmp_path / "pairs.parquet")
-    pq.write_table(groups, tmp_path / "groups.parquet")
     assert pq.read_table(tmp_path / "pairs.parquet").equals(table)
-    restricted = compare_curves(bands, GRID, v_range=(0.9, 1.0))
-    assert restricted.column("overlap").to_pylist() == table.column("overlap").to_pylist()
-    with pytest.raises(VcrbenchError, match="comparing 'gaussian_noise' with 'short'"):
-        compare_curves({"gaussian_noise": band(), "short": (GRID[:5], GRID[:5])})
-    assert compare_curves({"only": band()}).num_rows == 0
+    assert compare_curves({"only": fake()}).num_rows == 0

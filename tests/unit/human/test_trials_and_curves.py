@@ -281,16 +281,15 @@ def test_trials_bad_label_and_missing_column(tmp_path):
 def test_human_properties_with_clean_answers(tmp_path):
     rows = [*TRIALS_ROWS[:4], ("s2", "d", 1.0, "boat", "car", "boat")]
     trials = read_trials(_trials_csv(tmp_path / "t.csv", rows))
-    props = human_properties(trials)
+    props = human_properties(trials, min_count=20)
     assert set(props) == {"accuracy", "consistency"}
-    ok, anchor = props["accuracy"]
     # clean answer vs label: cat=cat, cat=cat, dog≠cat, car=car, boat≠car -> 3 of 5
-    assert anchor == pytest.approx(3 / 5)
-    assert ok.tolist() == [True, False, False, True, False]
-    consistent, anchor = props["consistency"]
-    assert anchor == 1.0
+    assert props["accuracy"].anchor_outcomes.tolist() == [1, 1, 0, 1, 0]
+    assert props["accuracy"].ok.tolist() == [True, False, False, True, False]
+    # consistency is not pinned at 1: no Δv = 0 trials here, so s(0) is free
+    assert props["consistency"].anchor_outcomes is None
     # response vs clean answer: cat=cat, dog≠cat, none≠dog, car=car, boat=boat
-    assert consistent.tolist() == [True, False, False, True, True]
+    assert props["consistency"].ok.tolist() == [True, False, False, True, True]
 
 
 def test_a_clean_no_answer_counts_as_wrong_and_keeps_consistency(tmp_path):
@@ -299,28 +298,28 @@ def test_a_clean_no_answer_counts_as_wrong_and_keeps_consistency(tmp_path):
     # drop the consistency curve of the whole data set.
     trials = read_trials(_trials_csv(tmp_path / "t.csv"))
     assert trials.column("clean_response").to_pylist()[-1] is None
-    props = human_properties(trials)
+    props = human_properties(trials, min_count=20)
     assert set(props) == {"accuracy", "consistency"}
-    assert props["accuracy"][1] == pytest.approx(3 / 5)
-    assert props["consistency"][0].tolist() == [True, False, False, True, False]
+    assert np.mean(props["accuracy"].anchor_outcomes) == pytest.approx(3 / 5)
+    assert props["consistency"].ok.tolist() == [True, False, False, True, False]
 
 
 def test_human_properties_without_clean_answers(tmp_path):
     trials = read_trials(_trials_csv(tmp_path / "t.csv", clean=False))
-    props = human_properties(trials)
-    assert set(props) == {"accuracy"} and props["accuracy"][1] is None
-    # model-vs-human-like trials: anchor = accuracy of the condition with the lowest median Δv
-    conditions = pa.array([2.0, 2.0, 1.0, 1.0, 1.0], pa.float64())
-    with_levels = trials.set_column(trials.schema.get_field_index("condition"), "condition",
-                                    conditions)
-    dv = pa.array([0.1, 0.2, 0.6, 0.7, 0.8], pa.float64())
-    with_levels = with_levels.set_column(with_levels.schema.get_field_index("dv"), "dv", dv)
-    ok, anchor = human_properties(with_levels)["accuracy"]
-    assert anchor == pytest.approx(0.5)  # condition 2: cat=cat, dog≠cat
-    without_dv = with_levels.set_column(with_levels.schema.get_field_index("dv"), "dv",
-                                        pa.nulls(5, pa.float64()))
+    props = human_properties(trials, min_count=20)
+    assert set(props) == {"accuracy"} and props["accuracy"].anchor_outcomes is None
+    # trials shown at Δv = 0 exactly measure s(0) once there are L of them; never a condition
+    # at Δv > 0 (the uniform-noise experiment's weakest condition is at Δv ≈ 0.38)
+    dv = pa.array([0.0, 0.0, 0.6, 0.7, 0.0], pa.float64())
+    at_zero = trials.set_column(trials.schema.get_field_index("dv"), "dv", dv)
+    measured = human_properties(at_zero, min_count=3)["accuracy"]
+    assert np.nanmean(measured.anchor_outcomes) == pytest.approx(1 / 3)  # cat=cat, dog, none
+    assert np.isnan(measured.anchor_outcomes[2:4]).all()
+    assert human_properties(at_zero, min_count=4)["accuracy"].anchor_outcomes is None
+    without_dv = trials.set_column(trials.schema.get_field_index("dv"), "dv",
+                                   pa.nulls(5, pa.float64()))
     with pytest.raises(VcrbenchError, match="Δv"):
-        human_properties(without_dv)
+        human_properties(without_dv, min_count=20)
 
 
 # --- human curves on simulated trials --------------------------------------------------------
@@ -421,8 +420,10 @@ def test_human_tables_on_model_vs_human_trials(tmp_path):
     metrics = tables["metrics"].to_pylist()
     assert [m["metric"] for m in metrics] == ["accuracy"]
     assert metrics[0]["n_samples"] == 240
-    # anchored at the accuracy of the least-changed condition (width 0: 60 of 60)
-    assert metrics[0]["anchor"] == pytest.approx(1.0, abs=1e-6)
+    # no trial at Δv = 0 (condition 0 is at Δv 0.30–0.36): s(0) is free and the supported
+    # range starts at the first bin with data, where HMRI / MRSI will start too
+    assert metrics[0]["anchor"] is None
+    assert metrics[0]["dv_min"] == pytest.approx(0.3) and metrics[0]["dv_max"] == 1.0
 
 
 # --- which human curve each corruption uses --------------------------------------------------

@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from vcrbench.overlap.report import clean_correct, image_sums, image_weights, overlap_report
+from vcrbench.curves.resampling import unit_weights
+from vcrbench.overlap.report import clean_correct, image_sums, overlap_report
 
 IMAGES = [f"img{i}" for i in range(10)]
 CANDIDATES = ["noise", "shot", "bright"]
@@ -81,9 +82,11 @@ def test_algorithm_1_and_ce_on_the_report():
 
 
 def test_the_image_bootstrap_resamples_whole_images():
-    weights = image_weights(10, 200, seed=3)
-    assert weights.shape == (200, 10) and np.all(weights.sum(axis=1) == 10)
-    assert np.array_equal(weights, image_weights(10, 200, seed=3))
+    ids = [f"img{i}" for i in range(10)]
+    weights = unit_weights(3, "images", ids, 200)
+    assert weights.shape == (200, 10) and weights.mean() == pytest.approx(1.0, abs=0.1)
+    # one image, one weight per replicate, whichever other images a table holds
+    assert np.array_equal(weights[:, 4:], unit_weights(3, "images", ids[4:], 200))
     # an image-level resample of a sample table equals repeating that image's rows
     table = pa.table({"image_id": ["img0", "img0", "img1"], "correct": [True, False, True],
                       "correct16": pa.nulls(3, pa.bool_())})

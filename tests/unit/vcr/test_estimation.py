@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
+from vcrbench.core.properties import select
 from vcrbench.core.tables import csv_text
+from vcrbench.curves.tables import replicate_areas
 from vcrbench.evaluation.outcomes import sample_outcomes
 from vcrbench.vcr.estimation import fit_curves, rates_table
 from vcrbench.vcr.summary import build_summary, summary_markdown
@@ -107,3 +110,76 @@ def test_curves_are_reproducible():
     )
     for a, b in zip(first, second, strict=True):
         assert a.equals(b)
+
+
+def select_row(table: pa.Table, metric: str, classes: int) -> dict:
+    return select(table, metric, classes).to_pylist()[0]
+
+
+def _outcomes_with_thin_16_class_support(n: int = 2000) -> pa.Table:
+    """1000-class labels on every image; 16-class labels only on images whose samples all lie
+    at Δv < 0.2 (like motion blur's 16-class row on an image sample without
+    categories16_only: few samples, few bins)."""
+    rng = np.random.default_rng(0)
+    image = np.arange(n) % 100
+    dv = np.where(image < 10, rng.uniform(0.0, 0.2, n), rng.uniform(0.0, 1.0, n))
+    correct = rng.uniform(size=n) < 0.9 - 0.8 * dv
+    labelled16 = image < 10
+    return pa.table({
+        "sample_id": np.arange(n),
+        "image_id": [f"im{i}" for i in image],
+        "dv": dv,
+        "clean_correct": np.ones(n, bool),
+        "correct": correct,
+        "consistent": correct,
+        "clean_correct16": pa.array(np.ones(n, bool), mask=~labelled16),
+        "correct16": pa.array(correct, mask=~labelled16),
+        "consistent16": correct,
+    })
+
+
+def test_support_is_counted_per_property_and_thin_curves_get_no_r():
+    outcomes = _outcomes_with_thin_16_class_support()
+    _, _, metrics = fit_curves(outcomes, model="m", corruption="c", bins=20, min_count=20,
+                               n_boot=30, seed=1)
+    rows = {(r["metric"], r["classes"]): r for r in metrics.to_pylist()}
+    thin = rows[("accuracy", 16)]
+    assert thin["bins_present"] == 4 and thin["coverage"] == pytest.approx(0.2)
+    assert thin["R"] is None and thin["R_lo"] is None and thin["R_hi"] is None
+    assert "4 of 20 Δv bins" in thin["note"] and "binning.min_coverage = 0.5" in thin["note"]
+    assert thin["n_samples"] == 200 and thin["resampled"] == "images (10)"
+    full = rows[("accuracy", 1000)]
+    assert full["coverage"] == 1.0 and full["R"] is not None and full["note"] is None
+    assert full["resampled"] == "images (100)" and full["dv_min"] == 0.0
+    # a lower threshold reports it
+    _, _, lenient = fit_curves(outcomes, model="m", corruption="c", bins=20, min_count=20,
+                               n_boot=30, seed=1, min_coverage=0.2)
+    assert select_row(lenient, "accuracy", 16)["R"] is not None
+    summary = build_summary(metrics)
+    assert "R not reported" in select_row(summary, "accuracy", 16)["note"]
+    assert "R not reported" in summary_markdown(summary)
+
+
+def test_few_images_fall_back_to_resampling_samples_and_say_so():
+    outcomes = _outcomes_with_thin_16_class_support()
+    _, _, metrics = fit_curves(outcomes, model="m", corruption="c", bins=20, min_count=20,
+                               n_boot=30, seed=1, min_units=11)
+    row = select_row(metrics, "accuracy", 16)
+    assert row["resampled"] == "samples (fewer than 11 units; conditional on 10 images)"
+
+
+def test_replicates_of_two_models_on_the_same_images_are_paired():
+    """Same images, same weights: the replicate areas of a model and of a slightly better copy
+    move together, so their difference varies far less than two independent draws would."""
+    outcomes = _outcomes_with_thin_16_class_support()
+    better = outcomes.set_column(
+        outcomes.schema.get_field_index("correct"), "correct",
+        pa.array(outcomes.column("correct").to_numpy() | (np.arange(outcomes.num_rows) % 7 == 0)))
+    areas = []
+    for table, model in ((outcomes, "a"), (better, "b")):
+        _, replicates, _ = fit_curves(table, model=model, corruption="c", bins=20, min_count=20,
+                                      n_boot=60, seed=1)
+        areas.append(replicate_areas(replicates, "accuracy", 1000))
+    change = areas[1] - areas[0]
+    assert np.corrcoef(areas[0], areas[1])[0, 1] > 0.6
+    assert np.std(change) < 0.6 * np.sqrt(np.var(areas[0]) + np.var(areas[1]))
