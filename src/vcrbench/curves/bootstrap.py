@@ -98,8 +98,21 @@ class CurveEstimate:
         return float(self.rates.present.mean())
 
     @property
+    def interval_degenerate(self) -> bool:
+        """The replicates do not vary although the data do: at the chosen λ the curve is fixed
+        by its anchors (e.g. a straight line between s(0) and s(1)), so the bootstrap shows no
+        uncertainty that the data have; such an interval is not reported."""
+        areas = self.replicate_areas[np.isfinite(self.replicate_areas)]
+        rates = self.rates.rates[self.rates.present]
+        return bool(areas.size and np.ptp(areas) < 1e-12 and np.ptp(rates) > 0)
+
+    @property
     def interval_note(self) -> str | None:
-        """Why the interval is less than it seems, or None."""
+        """Why the interval is not reported or less than it seems, or None."""
+        if self.interval_degenerate:
+            return (f"no interval: at the chosen λ = {self.spline.lam:g} every bootstrap curve "
+                    "is fixed by the anchors, so the replicates show none of the data's "
+                    "uncertainty")
         b = self.replicates.shape[0]
         if self.n_invalid > MAX_INVALID_SHARE * b:
             return (f"{self.n_invalid} of {b} bootstrap replicates drew no data "

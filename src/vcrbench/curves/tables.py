@@ -171,8 +171,9 @@ def metrics_row(key: dict, estimate: CurveEstimate | None, binned: BinnedRates |
                dv_min=estimate.dv_min, dv_max=estimate.dv_max, lam=float(estimate.spline.lam),
                resampled=estimate.resampled, note="; ".join(notes) or None)
     if support_note(estimate.rates, min_coverage) is None:
-        row.update(R=float(estimate.area), R_lo=_finite(estimate.area_lo),
-                   R_hi=_finite(estimate.area_hi))
+        row.update(R=float(estimate.area))
+        if not estimate.interval_degenerate:
+            row.update(R_lo=_finite(estimate.area_lo), R_hi=_finite(estimate.area_hi))
     return row
 
 

@@ -182,3 +182,17 @@ def test_metric_interval() -> None:
     assert np.isnan(lo) and np.isnan(hi)
     with pytest.raises(VcrbenchError):
         metric_interval(v, 1.0)
+
+
+def test_an_interval_fixed_by_the_anchors_is_flagged() -> None:
+    """Both ends anchored and λ at the top of the grid: every replicate is the same straight
+    line whatever the data, so the (zero-width) interval must not be reported as one."""
+    rng = np.random.default_rng(8)
+    dv = rng.uniform(0.0, 0.9, 1500)
+    ok = rng.uniform(size=1500) < np.where(dv < 0.5, 0.95, 0.4)
+    e = estimate_curve(dv, ok, bins=20, min_count=20, anchor=1.0, right_anchor=0.0625,
+                       lam=100.0, n_boot=30, seed=0)
+    assert e.area_hi - e.area_lo < 1e-12 and e.interval_degenerate
+    assert "no interval" in e.interval_note
+    free = estimate_curve(dv, ok, bins=20, min_count=20, anchor=1.0, n_boot=30, seed=0)
+    assert not free.interval_degenerate and free.interval_note is None
