@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
+from vcrbench.core.progress import Progress
 from vcrbench.data.datasets import IMAGE_SIZE, load_images
 from vcrbench.errors import VcrbenchError
 from vcrbench.evaluation.samples import parameter_columns
@@ -88,6 +89,7 @@ def score_shard(
     clean_by_path = dict(zip(unique_paths, load_images(unique_paths), strict=True))
 
     vifs, checksums, images = [], [], []
+    progress = Progress(f"score {corruption}", len(image_ids), "samples")
     for start in range(0, len(image_ids), batch_size):
         stop = min(start + batch_size, len(image_ids))
         clean = np.stack([clean_by_path[paths[i]] for i in image_ids[start:stop]])
@@ -99,6 +101,7 @@ def score_shard(
         for image in corrupted:
             checksums.append(pixel_checksum(image))
             images.append(image.tobytes())
+        progress.advance(stop - start)
     vif_values = np.concatenate(vifs) if vifs else np.empty(0)
     return pa.table(
         {

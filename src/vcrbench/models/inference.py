@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from vcrbench.core.progress import Progress
 from vcrbench.data.imagenet16 import CATEGORIES16, decide_16
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.preprocess import apply_preprocessing, as_uint8_batch
@@ -95,6 +96,7 @@ def predict(
         if precision == "bf16"
         else contextlib.nullcontext()
     )
+    progress = Progress(f"predict {model.name}", n, "images")
     with torch.inference_mode():
         for start in range(0, n, int(batch_size)):
             stop = min(n, start + int(batch_size))
@@ -112,6 +114,7 @@ def predict(
             top1[start:stop] = index.cpu().numpy()
             p_top1[start:stop] = p.cpu().numpy()
             top1_16[start:stop] = decide_16(probabilities.cpu().numpy())
+            progress.advance(stop - start)
     return {"top1": top1, "top1_16": top1_16, "p_top1": p_top1}
 
 
