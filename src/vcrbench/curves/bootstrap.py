@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vcrbench.curves.areas import GRID, spline_integral_weights
-from vcrbench.curves.binning import BinnedRates, bin_index, rates_from_counts
+from vcrbench.curves.binning import BinnedRates, bin_index, bin_rates
 from vcrbench.curves.resampling import Resampling, SampleResampling
 from vcrbench.curves.splines import (
     DEFAULT_DEGREE,
@@ -221,11 +221,9 @@ def estimate_curve(
     anchor = _check_unit("anchor s(0)", anchor)
     right_anchor = _check_unit("right_anchor s(1)", right_anchor)
     n_boot = int(n_boot)
+    rates = bin_rates(dv, success, bins, min_count)  # checks Δv, success, M and L
     idx = bin_index(dv, bins)
-    ok = np.asarray(success)
-    if ok.shape != idx.shape:
-        raise VcrbenchError(f"success must have shape {idx.shape} like Δv, got {ok.shape}")
-    ok = ok.astype(bool)
+    ok = np.asarray(success).astype(bool)
     if anchor_outcomes is not None:
         anchor_outcomes = np.asarray(anchor_outcomes, dtype=np.float64)
         if anchor_outcomes.shape != idx.shape:
@@ -244,8 +242,6 @@ def estimate_curve(
     if resampling.n_boot != n_boot:
         raise VcrbenchError(f"the resampling has {resampling.n_boot} replicates, not {n_boot}")
     m = int(bins)
-    rates = rates_from_counts(np.bincount(idx, minlength=m), np.bincount(idx[ok], minlength=m),
-                              min_count)
     if not rates.present.any():
         raise VcrbenchError(
             f"no bin has at least L={rates.min_count} samples: increase sampling.n or lower "

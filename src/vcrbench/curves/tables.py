@@ -173,11 +173,13 @@ def metrics_row(key: dict, estimate: CurveEstimate | None, binned: BinnedRates |
     if support_note(estimate.rates, min_coverage) is None:
         row.update(R=float(estimate.area))
         if not estimate.interval_degenerate:
-            row.update(R_lo=_finite(estimate.area_lo), R_hi=_finite(estimate.area_hi))
+            row.update(R_lo=finite_or_none(estimate.area_lo),
+                       R_hi=finite_or_none(estimate.area_hi))
     return row
 
 
-def _finite(x: float) -> float | None:
+def finite_or_none(x: float) -> float | None:
+    """``x`` as a float, or None (a null in a table) where it is not finite."""
     return float(x) if np.isfinite(x) else None
 
 
@@ -212,14 +214,22 @@ class CurveTables:
         return pa.Table.from_pylist(self.rows[name], schema=SCHEMAS[name])
 
 
-def replicate_areas(replicates: pa.Table, metric: str, classes: int) -> np.ndarray:
-    """R of every bootstrap replicate of one property, in replicate order: ``(B,)`` exact areas
-    of the tabulated curves (:func:`~vcrbench.curves.areas.tabulated_areas`)."""
+def replicate_curves(replicates: pa.Table, metric: str, classes: int) -> np.ndarray:
+    """The bootstrap curves of one property, in replicate order: ``(B, G)`` on
+    :data:`~vcrbench.curves.areas.GRID` (``(0, G)`` when there are none; NaN rows: replicates
+    that drew no data)."""
     rows = select(replicates, metric, classes)
     if rows.num_rows == 0:
-        return np.empty(0)
+        return np.empty((0, GRID.size))
     order = np.argsort(rows.column("replicate").to_numpy(), kind="stable")
     values = np.array(rows.column("values").to_pylist(), np.float64)[order]
     if values.shape[1] != GRID.size:
         raise VcrbenchError(f"replicate curves have {values.shape[1]} points, not {GRID.size}")
-    return tabulated_areas(values)
+    return values
+
+
+def replicate_areas(replicates: pa.Table, metric: str, classes: int) -> np.ndarray:
+    """R of every bootstrap replicate of one property, in replicate order: ``(B,)`` exact areas
+    of the tabulated curves (:func:`~vcrbench.curves.areas.tabulated_areas`)."""
+    values = replicate_curves(replicates, metric, classes)
+    return tabulated_areas(values) if values.shape[0] else np.empty(0)

@@ -49,6 +49,7 @@ from vcrbench.curves.areas import (
     trapezoid_area,
 )
 from vcrbench.curves.bootstrap import metric_interval
+from vcrbench.curves.tables import finite_or_none, replicate_curves
 from vcrbench.errors import VcrbenchError
 
 #: Areas at most this are treated as 0 by the index conventions.
@@ -161,11 +162,6 @@ def _curve(curves: pa.Table, metric: str) -> tuple[np.ndarray, np.ndarray] | Non
     return rows.column("v").to_numpy(), rows.column("s").to_numpy()
 
 
-def _replicates(replicates: pa.Table, metric: str) -> np.ndarray:
-    rows = select(replicates, metric, HUMAN_CLASSES)
-    return np.array(rows.column("values").to_pylist(), dtype=np.float64)
-
-
 def _metrics_row(metrics: pa.Table | None, metric: str) -> dict | None:
     if metrics is None:
         return None
@@ -218,9 +214,11 @@ def human_relative(
         notes = []
         if (lo_v, hi_v) != (0.0, 1.0):
             notes.append(f"HMRI/MRSI over Δv [{lo_v:g}, {hi_v:g}] only, where the human data are")
-        unsupported = [f"{who} curve: {r['note']}" for who, r in (("model", model_row),
-                                                                   ("human", human_row))
-                       if r is not None and r.get("R") is None]
+        unsupported = []  # the model's own note is in the summary already
+        if model_row is not None and model_row.get("R") is None:
+            unsupported.append("not computed: the model curve's R is not reported")
+        if human_row is not None and human_row.get("R") is None:
+            unsupported.append(f"not computed: human curve: {human_row['note']}")
         if unsupported or int(inside.sum()) < 2:
             notes += unsupported or ["the compared Δv range holds fewer than 2 grid points"]
             row["note"] = "; ".join(notes)
@@ -228,21 +226,18 @@ def human_relative(
             continue
         grid = human[0][inside]
         point = grid_indices(human[1][inside], mine[1][inside], grid)
-        h_reps = _replicates(human_replicates, metric)
-        m_reps = _replicates(model_replicates, metric)
+        h_reps = replicate_curves(human_replicates, metric, HUMAN_CLASSES)
+        m_reps = replicate_curves(model_replicates, metric, HUMAN_CLASSES)
         b = min(len(h_reps), len(m_reps))
         if b < 1:
             raise VcrbenchError(f"{corruption} {metric}: no bootstrap replicates to pair")
         paired = grid_indices(h_reps[:b, inside], m_reps[:b, inside], grid)
         h_lo, h_hi = metric_interval(paired["HMRI"])
         m_lo, m_hi = metric_interval(paired["MRSI"])
-        row.update(HMRI=float(point["HMRI"]), HMRI_lo=_finite(h_lo), HMRI_hi=_finite(h_hi),
-                   MRSI=float(point["MRSI"]), MRSI_lo=_finite(m_lo), MRSI_hi=_finite(m_hi),
+        row.update(HMRI=float(point["HMRI"]), HMRI_lo=finite_or_none(h_lo),
+                   HMRI_hi=finite_or_none(h_hi), MRSI=float(point["MRSI"]),
+                   MRSI_lo=finite_or_none(m_lo), MRSI_hi=finite_or_none(m_hi),
                    A_h=float(point["A_h"]), A_m=float(point["A_m"]),
                    note="; ".join(notes) or None)
         rows.append(row)
     return pa.Table.from_pylist(rows, schema=SCHEMA)
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None

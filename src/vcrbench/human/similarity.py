@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from vcrbench.core.properties import HUMAN_CLASSES, select
 from vcrbench.curves.comparison import curve_difference
+from vcrbench.curves.tables import replicate_curves
 from vcrbench.errors import VcrbenchError
 from vcrbench.human.discrimination import (
     DISCRIMINATION_SCHEMA,
@@ -93,12 +94,9 @@ class HumanCurve:
         found = select(metrics, "accuracy", HUMAN_CLASSES).to_pylist()
         if rows.num_rows == 0 or not found:
             raise VcrbenchError(f"the human curves of {corruption} have no 16-class accuracy")
-        reps = select(replicates, "accuracy", HUMAN_CLASSES)
-        order = np.argsort(reps.column("replicate").to_numpy(), kind="stable")
-        values = np.array(reps.column("values").to_pylist(), np.float64)
         metric = found[0]
         return cls(rows.column("v").to_numpy(), rows.column("s").to_numpy(),
-                   values[order] if values.size else np.empty((0, rows.num_rows)),
+                   replicate_curves(replicates, "accuracy", HUMAN_CLASSES),
                    float(metric["dv_min"]), float(metric["dv_max"]),
                    metric["note"] if metric["R"] is None else None)
 

@@ -172,6 +172,10 @@ def test_bad_arguments() -> None:
     for kw in ({"n_boot": 0}, {"seed": -1}, {"n_boot": 2.5}):
         with pytest.raises(VcrbenchError):
             estimate_curve(dv, ok, bins=10, min_count=5, anchor=0.8, **kw)
+    with pytest.raises(VcrbenchError, match="boolean or 0/1"):
+        estimate_curve(dv, ok * 2.0, bins=10, min_count=5, n_boot=5)
+    with pytest.raises(VcrbenchError, match="min_count"):
+        estimate_curve(dv, ok, bins=10, min_count=0, n_boot=5)
 
 
 def test_metric_interval() -> None:
