@@ -1,5 +1,5 @@
 # vcrbench: visually-continuous corruption robustness of image classifiers, compared with humans.
-# Targets: all (default), figures, retraining, overlap. See README.md and docs/architecture.md.
+# Targets: all (default), figures, retraining, overlap, reva. See README.md and docs/architecture.md.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -22,6 +22,7 @@ include: "rules/estimate.smk"
 include: "rules/summary.smk"
 include: "rules/finetune.smk"
 include: "rules/overlap.smk"
+include: "rules/reva.smk"
 
 
 rule all:
@@ -35,6 +36,7 @@ rule all:
         human_figures(),
         retraining_outputs(),
         overlap_outputs(),
+        reva_outputs(),
 
 
 rule figures:
@@ -43,6 +45,7 @@ rule figures:
         dv_histogram_figures(),
         summary_figures(),
         human_figures(),
+        reva_figures(),
 
 
 rule retraining:
@@ -53,3 +56,8 @@ rule retraining:
 rule overlap:
     input:
         overlap_outputs(),
+
+
+rule reva:
+    input:
+        reva_outputs(),

@@ -15,8 +15,8 @@ from helpers.paths import REPO
 
 PACKAGE = REPO / "src" / "vcrbench"
 SHARED = {"errors", "core", "data", "corruptions", "vif", "curves", "models", "evaluation",
-          "training", "figures"}
-PAPERS = {"vcr", "human", "overlap"}
+          "training", "figures", "attacks"}
+PAPERS = {"vcr", "human", "overlap", "reva"}
 #: What each part of vcrbench may import (besides itself); docs/architecture.md, "Layers".
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -28,10 +28,13 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"errors", "core", "data"},
     "evaluation": {"errors", "core", "data", "corruptions", "vif", "models"},
     "training": {"errors", "core", "data", "corruptions", "models"},
+    "attacks": {"errors", "core", "models"},
     "figures": {"errors", "core", "curves"},
     "vcr": {"errors", "core", "curves", "evaluation"},
     "human": {"errors", "core", "data", "corruptions", "vif", "curves", "evaluation"},
     "overlap": {"errors", "core", "curves", "models"},
+    "reva": {"errors", "core", "data", "corruptions", "vif", "curves", "models", "evaluation",
+             "attacks"},
     "config": SHARED | PAPERS,
     "cli": SHARED | PAPERS | {"config"},
 }

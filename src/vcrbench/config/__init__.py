@@ -5,8 +5,8 @@ fine-tuning entries that the overlap report generates, validates against the sch
 runs the checks a schema cannot express: the run-level ones here (corruption and model names,
 sampling modes, clashing folder names) and each section's own, next to its package
 (:mod:`vcrbench.data.config`, :mod:`vcrbench.human.config`, :mod:`vcrbench.training.config`,
-:mod:`vcrbench.overlap.config`). Every problem is one :class:`~vcrbench.errors.VcrbenchError`
-that names the key, what was wrong and the allowed values, before Snakemake schedules any job.
+:mod:`vcrbench.overlap.config`, :mod:`vcrbench.reva.config`). Every problem is one
+:class:`~vcrbench.errors.VcrbenchError` that names the key, what was wrong and the allowed values, before Snakemake schedules any job.
 
 This package composes the others: it may import every package; none imports it (the workflow
 rules and the command line do).
@@ -32,6 +32,7 @@ from vcrbench.overlap.config import (
     check_overlap,
     overlap_finetune_entries,
 )
+from vcrbench.reva.config import check_reva, reva_models
 from vcrbench.training.config import check_finetune
 
 __all__ = ["evaluated_models", "model_slug", "validate_config"]
@@ -95,16 +96,19 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     }
     check_finetune(config, train_keys=generated)
     check_overlap(config)
+    check_reva(config)
 
 
 def evaluated_models(config: Mapping[str, Any]) -> list[str]:
     """The models a run evaluates: ``models``, then each fine-tuning entry's base and
-    ``finetuned:<name>`` (in entry order), then the overlap report's CE baseline; no repeats."""
+    ``finetuned:<name>`` (in entry order), then the overlap report's CE baseline, then the REVa
+    ranking model and transfer source; no repeats."""
     models = list(config["models"])
     extra = [name for entry in config["finetune"]
              for name in (entry["base"], f"finetuned:{entry['name']}")]
     if config["overlap"]["candidates"]:
         extra.append(baseline(config["overlap"]))
+    extra.extend(reva_models(config))
     for name in extra:
         if name not in models:
             models.append(name)

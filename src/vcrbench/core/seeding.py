@@ -21,6 +21,8 @@ The streams (adding one never shifts another):
   one image has one weight per replicate in every table of a run.
 - :data:`FINETUNE`, keyed by ``finetune/<entry>``, item ``(epoch, sub, …)``: sub 0 the batch
   order, 1 the augmentation parameters, 2 their pixel noise, 3 dropout.
+- :data:`ATTACK`, keyed by the attack's name and the image: the random start of an adversarial
+  attack (PGD's uniform, R-FGSM's normal draws), the same whatever the batch.
 
 :data:`CURVE_BOOTSTRAP` and :data:`TRIAL_DV` take only the seed's low 32-bit word (their
 original layout, kept so that results do not change); seeds that differ only above bit 31
@@ -89,6 +91,7 @@ CURVE_BOOTSTRAP = Stream("the bootstrap of one fitted curve", seed_high_word=Fal
 TRIAL_DV = Stream("the Δv assigned to the human trials of one condition", salt=0x4D0,
                   seed_high_word=False)
 FINETUNE = Stream("batch order, augmentation and dropout of one fine-tuning epoch")
+ATTACK = Stream("the random start of an adversarial attack on one image", salt=0xA77AC)
 
 
 def sample_key(seed: int, corruption: str, sample_id: int, stream: int) -> np.random.SeedSequence:

@@ -266,22 +266,18 @@ def _imagenet_val_index(root: Path, labels: str | None) -> list[IndexEntry]:
     return entries
 
 
-def build_index(
+def list_entries(
     source: str,
     path: str | None = None,
     *,
     labels: str | None = None,
     limit: int | None = None,
-    skip_unreadable: bool = False,
     categories16_only: bool = False,
     exclude_categories16: bool = False,
-) -> tuple[pa.Table, int]:
-    """The dataset index as a table (:data:`INDEX_SCHEMA`) and the number of skipped images.
-
-    Every image is decoded once here, so a corrupt file stops the run at its first stage
-    (or is skipped and logged with ``skip_unreadable``). ``categories16_only`` keeps the images
-    of the 16 human-experiment categories (before ``limit``), ``exclude_categories16`` the others.
-    """
+) -> list[IndexEntry]:
+    """The entries :func:`build_index` keeps, from file names alone (nothing is decoded), sorted
+    by ``image_id``: cheap enough for config checks that need a data set's size or image ids
+    before any job (an unreadable file is found only by :func:`build_index`)."""
     if source == "builtin":
         entries = _builtin_index()
     elif source == "imagefolder":
@@ -309,6 +305,40 @@ def build_index(
             )
     if limit is not None:
         entries = entries[:limit]
+    return entries
+
+
+def list_entries_from_config(dataset: dict) -> list[IndexEntry]:
+    """:func:`list_entries` of a validated config dataset block."""
+    return list_entries(
+        dataset["source"],
+        dataset["path"],
+        labels=dataset["labels"],
+        limit=dataset["limit"],
+        categories16_only=dataset["categories16_only"],
+        exclude_categories16=dataset["exclude_categories16"],
+    )
+
+
+def build_index(
+    source: str,
+    path: str | None = None,
+    *,
+    labels: str | None = None,
+    limit: int | None = None,
+    skip_unreadable: bool = False,
+    categories16_only: bool = False,
+    exclude_categories16: bool = False,
+) -> tuple[pa.Table, int]:
+    """The dataset index as a table (:data:`INDEX_SCHEMA`) and the number of skipped images.
+
+    Every image is decoded once here, so a corrupt file stops the run at its first stage
+    (or is skipped and logged with ``skip_unreadable``). ``categories16_only`` keeps the images
+    of the 16 human-experiment categories (before ``limit``), ``exclude_categories16`` the others.
+    """
+    entries = list_entries(source, path, labels=labels, limit=limit,
+                           categories16_only=categories16_only,
+                           exclude_categories16=exclude_categories16)
     kept, skipped = [], 0
     for entry in entries:
         try:

@@ -114,3 +114,42 @@ def score_shard(
         },
         schema=SCORED_SCHEMA,
     )
+
+
+def score_images(
+    sample_ids: np.ndarray,
+    image_ids: list[str],
+    clean: np.ndarray,
+    changed: np.ndarray,
+    *,
+    vif_precision: str = "fast",
+    batch_size: int = 32,
+    device: str | torch.device = "cpu",
+) -> pa.Table:
+    """A scored table (module docstring) of images changed by something other than a registry
+    corruption (e.g. adversarial images): ``clean`` and ``changed`` are ``(N, 224, 224, 3)``
+    uint8, row ``i`` the same image before and after."""
+    from vcrbench.vif import delta_v, vif
+
+    device = torch.device(device)
+    if clean.shape != changed.shape or clean.dtype != np.uint8 or changed.dtype != np.uint8:
+        raise VcrbenchError(f"clean and changed images must be uint8 of one shape, got "
+                            f"{clean.shape} {clean.dtype} and {changed.shape} {changed.dtype}")
+    vifs = []
+    for start in range(0, len(image_ids), batch_size):
+        stop = min(start + batch_size, len(image_ids))
+        ref = torch.from_numpy(clean[start:stop]).permute(0, 3, 1, 2)
+        dist = torch.from_numpy(changed[start:stop]).permute(0, 3, 1, 2)
+        vifs.append(vif(ref, dist, precision=vif_precision, device=device, chunk_size=batch_size))
+    vif_values = np.concatenate(vifs) if vifs else np.empty(0)
+    return pa.table(
+        {
+            "sample_id": pa.array(np.asarray(sample_ids, np.int64), pa.int64()),
+            "image_id": pa.array(image_ids, pa.string()),
+            "vif": pa.array(vif_values, pa.float64()),
+            "dv": pa.array(delta_v(vif_values), pa.float64()),
+            "checksum": pa.array([pixel_checksum(image) for image in changed], pa.string()),
+            "image": pa.array([image.tobytes() for image in changed], pa.binary()),
+        },
+        schema=SCORED_SCHEMA,
+    )

@@ -1,0 +1,305 @@
+# Weak-robust validation (config reva, REVa paper, docs/reva.md): the pool's images ranked by
+# local robustness (per-input resilient analyser, one job per pool shard), the weakest as a
+# validation set, which goes through the same sampling, scoring, inference and curve rules as
+# the evaluation images; both sets at the ImageNet-C severities and under adversarial attacks;
+# then errors relative to the clean evaluation error, robust / non-robust groups and R on the
+# weak set against R on all images.
+
+
+include: "functions/reva.smk"
+
+
+rule reva_pool_index:
+    input:
+        evaluation=rules.index.output.index,
+    output:
+        index=f"{REVA_DIR}/pool/index.parquet",
+    log:
+        f"{RESULTS}/logs/reva/pool-index.log",
+    conda:
+        "../envs/vision.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        dataset=REVA["train"],
+        disjoint=REVA["disjoint"],
+    script:
+        "../workflow_scripts/reva_pool_index.py"
+
+
+rule reva_analyse:
+    input:
+        index=reva_pool_index(),
+        checkpoint=reva_ranking_checkpoint,
+    output:
+        scores=f"{REVA_DIR}/resilience/shard-{{poolshard}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/analyse/shard-{{poolshard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/analyse/shard-{{poolshard}}.tsv"
+    conda:
+        "../envs/vision.yaml"
+    threads: config["threads"]["predict"]
+    resources:
+        mem_mb=6000,
+        runtime=720,
+        gpu=GPU,
+    params:
+        model=REVA_PLAN.ranking_model if REVA_PLAN else None,
+        models_dir=f"{RESULTS}/models",
+        device=config["device"],
+        inference=config["inference"],
+        analyser=REVA["analyser"],
+        pool=REVA_PLAN.pool if REVA_PLAN else None,
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/reva_analyse.py"
+
+
+rule reva_weak_set:
+    input:
+        pool=reva_pool_index(),
+        scores=expand(f"{REVA_DIR}/resilience/shard-{{k}}.parquet", k=REVA_POOL_SHARDS),
+    output:
+        resilience=f"{REVA_DIR}/resilience.parquet",
+        ranking=f"{REVA_DIR}/ranking.parquet",
+        index=f"{REVA_DIR}/weak/index.parquet",
+        selection=f"{REVA_DIR}/weak/selection.txt",
+    log:
+        f"{RESULTS}/logs/reva/weak-set.log",
+    conda:
+        "../envs/stats.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        size=REVA_PLAN.weak_size if REVA_PLAN else None,
+        group_by=REVA["weak"]["group_by"],
+        pool_label=REVA_PLAN.pool_label() if REVA_PLAN else None,
+    script:
+        "../workflow_scripts/reva_weak_set.py"
+
+
+# The weak set's uniform sample: the rules of the evaluation images on reva/weak/.
+use rule samples as reva_samples with:
+    input:
+        index=rules.reva_weak_set.output.index,
+    output:
+        shards=sample_shards("reva/weak/samples", SHARDS),
+    log:
+        f"{RESULTS}/logs/reva/weak/samples/{{corruption}}.log",
+
+
+use rule score as reva_score with:
+    input:
+        samples=f"{REVA_DIR}/weak/samples/{{corruption}}/shard-{{shard}}.parquet",
+        index=rules.reva_weak_set.output.index,
+    output:
+        scored=f"{REVA_DIR}/weak/scored/{{corruption}}/shard-{{shard}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/weak/score/{{corruption}}/shard-{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/weak/score/{{corruption}}/shard-{{shard}}.tsv"
+
+
+use rule predict_clean as reva_predict_clean with:
+    input:
+        index=rules.reva_weak_set.output.index,
+        checkpoint=model_checkpoint,
+    output:
+        predictions=f"{REVA_DIR}/weak/predictions/{{model}}/clean.parquet",
+    log:
+        f"{RESULTS}/logs/reva/weak/predict/{{model}}/clean.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/weak/predict/{{model}}/clean.tsv"
+
+
+use rule predict_shard as reva_predict_shard with:
+    input:
+        scored=rules.reva_score.output.scored,
+        checkpoint=model_checkpoint,
+    output:
+        predictions=f"{REVA_DIR}/weak/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/weak/predict/{{model}}/{{corruption}}/shard-{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/weak/predict/{{model}}/{{corruption}}/shard-{{shard}}.tsv"
+
+
+use rule rates as reva_rates with:
+    input:
+        index=rules.reva_weak_set.output.index,
+        scored=reva_weak_shards("scored"),
+        predictions=reva_weak_shards("predictions"),
+        clean=rules.reva_predict_clean.output.predictions,
+    output:
+        outcomes=f"{REVA_DIR}/weak/outcomes/{{model}}/{{corruption}}.parquet",
+        rates=f"{REVA_DIR}/weak/rates/{{model}}/{{corruption}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/weak/rates/{{model}}/{{corruption}}.log",
+
+
+use rule curves as reva_curves with:
+    input:
+        outcomes=rules.reva_rates.output.outcomes,
+    output:
+        curves=f"{REVA_DIR}/weak/curves/{{model}}/{{corruption}}.parquet",
+        replicates=f"{REVA_DIR}/weak/curves/{{model}}/{{corruption}}-replicates.parquet",
+        metrics=f"{REVA_DIR}/weak/metrics/{{model}}/{{corruption}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/weak/curves/{{model}}/{{corruption}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/weak/curves/{{model}}/{{corruption}}.tsv"
+
+
+# Both sets at the five ImageNet-C severities (uCE, Eq. 7).
+use rule samples as reva_imagenet_c_samples with:
+    input:
+        index=reva_set_index,
+    output:
+        shards=sample_shards("reva/{set}/imagenet-c/samples", REVA_IC_SHARDS),
+    log:
+        f"{RESULTS}/logs/reva/{{set}}/imagenet-c/samples/{{corruption}}.log",
+    params:
+        seed=config["seed"],
+        sampling={**config["sampling"], "mode": "imagenet-c", "n": REVA_IC_N},
+        definition=imagenet_c_definition,
+
+
+use rule score as reva_imagenet_c_score with:
+    input:
+        samples=f"{REVA_DIR}/{{set}}/imagenet-c/samples/{{corruption}}/shard-{{shard}}.parquet",
+        index=reva_set_index,
+    output:
+        scored=f"{REVA_DIR}/{{set}}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/{{set}}/imagenet-c/score/{{corruption}}/shard-{{shard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/score/{{corruption}}/shard-{{shard}}.tsv"
+
+
+use rule predict_shard as reva_imagenet_c_predict_shard with:
+    input:
+        scored=rules.reva_imagenet_c_score.output.scored,
+        checkpoint=model_checkpoint,
+    output:
+        predictions=f"{REVA_DIR}/{{set}}/imagenet-c/predictions/{{model}}/{{corruption}}/"
+        "shard-{shard}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}/"
+        "shard-{shard}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}/"
+        "shard-{shard}.tsv"
+
+
+# Adversarial images of a set, crafted on one model (stored like a scored shard, with Δv).
+rule reva_attack:
+    input:
+        index=reva_set_index,
+        checkpoint=model_checkpoint,
+    output:
+        scored=f"{REVA_DIR}/{{set}}/attacks/{{model}}/{{attack}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/{{set}}/attacks/{{model}}/{{attack}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/{{set}}/attacks/{{model}}/{{attack}}.tsv"
+    conda:
+        "../envs/vision.yaml"
+    threads: config["threads"]["predict"]
+    resources:
+        mem_mb=8000,
+        runtime=720,
+        gpu=GPU,
+    params:
+        model=model_name,
+        models_dir=f"{RESULTS}/models",
+        device=config["device"],
+        settings=reva_attack_settings,
+        batch_size=REVA["attacks"]["batch_size"],
+        vif=config["vif"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/reva_attack.py"
+
+
+use rule predict_shard as reva_predict_attack with:
+    input:
+        scored=reva_attack_shard,
+        checkpoint=model_checkpoint,
+    output:
+        predictions=f"{REVA_DIR}/{{set}}/attack-predictions/{{model}}/{{attack}}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/{{set}}/attack-predictions/{{model}}/{{attack}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/{{set}}/attack-predictions/{{model}}/{{attack}}.tsv"
+
+
+rule reva_report:
+    input:
+        weak=rules.reva_weak_set.output.index,
+        evaluation=rules.index.output.index,
+        selection=rules.reva_weak_set.output.selection,
+        tables=nested_files(reva_inputs()) if REVA_PLAN else [],
+    output:
+        tables=expand(f"{REVA_DIR}/{{table}}.parquet", table=REVA_TABLES),
+        markdown=f"{REVA_DIR}/report.md",
+    log:
+        f"{RESULTS}/logs/reva/report.log",
+    conda:
+        "../envs/stats.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        models=MODELS,
+        inputs=reva_inputs() if REVA_PLAN else {},
+        groups=REVA["groups"],
+        categories=reva_categories(),
+        n_boot=config["bootstrap"]["replicates"],
+        min_units=config["bootstrap"]["min_units"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/reva_report.py"
+
+
+use rule figure_base as figure_reva_scores with:
+    input:
+        resilience=rules.reva_weak_set.output.resilience,
+        ranking=rules.reva_weak_set.output.ranking,
+    output:
+        figures=report_figures("reva-scores", "Weak-robust validation", "resilience scores"),
+    log:
+        f"{RESULTS}/logs/figures/reva-scores.log",
+    params:
+        script="figure_reva_scores",
+        score=REVA["analyser"]["score"],
+
+
+use rule figure_base as figure_reva_weak_vs_all with:
+    input:
+        table=f"{REVA_DIR}/r-weak-vs-all.parquet",
+    output:
+        figures=report_figures("reva-weak-vs-all", "Weak-robust validation", "R weak vs all"),
+    log:
+        f"{RESULTS}/logs/figures/reva-weak-vs-all.log",
+    params:
+        script="figure_reva_weak_vs_all",
+        models=list(MODELS.values()),
+
+
+use rule figure_base as figure_reva_relative_errors with:
+    input:
+        relative=f"{REVA_DIR}/relative-errors.parquet",
+        groups=f"{REVA_DIR}/groups.parquet",
+    output:
+        figures=report_figures("reva-relative-errors", "Weak-robust validation", "relative errors"),
+    log:
+        f"{RESULTS}/logs/figures/reva-relative-errors.log",
+    params:
+        script="figure_reva_relative_errors",
+        models=list(MODELS.values()),

@@ -1,0 +1,168 @@
+"""REVa's figures: the pool's robustness scores with the weak-robust set marked, R on the weak
+set against all images, and the relative errors with the non-robust perturbations marked.
+
+Tables: ``reva/resilience.parquet``, ``reva/ranking.parquet``, ``reva/r-weak-vs-all.parquet``,
+``reva/relative-errors.parquet``, ``reva/groups.parquet`` (schemas in docs/reva.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from vcrbench.figures.style import (
+    UNSUPPORTED_COLOUR,
+    legend_below,
+    model_colours,
+    model_label,
+    plt,
+    save_figure,
+    unique_handles,
+)
+
+#: Fill of a non-robust bar; robust bars are hatched outlines.
+NON_ROBUST = "tab:red"
+MEASURE_TITLES = {
+    "severity": "ImageNet-C severities (uCE, Eq. 4) and attacks (Eq. 3)",
+    "continuous": r"continuous: $(1 - R_a^{weak})\,/\,Err$",
+}
+
+
+def _empty(paths: Sequence[str | Path], title: str) -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(5, 2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, f"{title}: no data", ha="center", va="center")
+    save_figure(fig, paths)
+    return fig
+
+
+def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_label: str,
+                           category_names: Sequence[str] | None = None,
+                           paths: Sequence[str | Path]) -> plt.Figure:
+    """Scores of the pool images per group (the 16 categories when every image has one, else the
+    whole pool), one dot per image: weak-robust set (red), other clean-correct images (grey),
+    clean-misclassified images, which are not weak robust samples (open circles)."""
+    rows = resilience.to_pylist()
+    if not rows:
+        return _empty(paths, "robustness scores")
+    selected = {r["image_id"] for r in ranking.to_pylist() if r["selected"]}
+    by_category = category_names is not None and all(r["category16"] >= 0 for r in rows)
+    groups = ([category_names[r["category16"]] for r in rows] if by_category
+              else ["pool"] * len(rows))
+    names = sorted(set(groups))
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(names) + 2.5), 4.0))
+    rng = np.random.default_rng(0)
+    kinds = (("weak-robust set", lambda r: r["image_id"] in selected, dict(color=NON_ROBUST)),
+             ("other clean-correct images",
+              lambda r: r["clean_correct"] and r["image_id"] not in selected, dict(color="0.55")),
+             ("clean-misclassified (not weak robust)", lambda r: not r["clean_correct"],
+              dict(facecolors="none", edgecolors="black")))
+    for label, keep, style in kinds:
+        picked = [(names.index(g), r["score"]) for g, r in zip(groups, rows, strict=True)
+                  if keep(r)]
+        if picked:
+            x, y = np.array(picked, dtype=float).T
+            ax.scatter(x + rng.uniform(-0.3, 0.3, x.size), y, s=9, lw=0.6, label=label, **style)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_ylabel(score_label, fontsize=8)
+    ax.set_title(f"Robustness scores of the {len(rows)} pool images "
+                 f"({len(selected)} weak-robust); higher = less robust", fontsize=9)
+    legend_below(fig, *unique_handles([ax]), ncol=3)
+    save_figure(fig, paths)
+    return fig
+
+
+def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
+                     paths: Sequence[str | Path]) -> plt.Figure:
+    """R per corruption on the weak-robust set (filled) and on all images (open), with 95 %
+    intervals, one panel per property; a null R is a grey cross at the axis."""
+    rows = r_weak_vs_all.to_pylist()
+    if not rows:
+        return _empty(paths, "R on the weak set against all images")
+    properties = list(dict.fromkeys((r["metric"], r["classes"]) for r in rows))
+    corruptions = list(dict.fromkeys(r["corruption"] for r in rows))
+    shown = [m for m in models if any(r["model"] == m for r in rows)]
+    colours = model_colours(models)
+    fig, axes = plt.subplots(1, len(properties), squeeze=False, sharey=True,
+                             figsize=(max(4.0, 0.9 * len(corruptions) + 1.5) * len(properties),
+                                      3.8))
+    width = 0.8 / max(1, len(shown))
+    for ax, (metric, classes) in zip(axes[0], properties, strict=True):
+        for j, model in enumerate(shown):
+            for i, c in enumerate(corruptions):
+                match = [r for r in rows if (r["model"], r["corruption"], r["metric"],
+                                             r["classes"]) == (model, c, metric, classes)]
+                if not match:
+                    continue
+                r = match[0]
+                x = i - 0.4 + width * (j + 0.5)
+                for dx, key, filled, label in ((-0.12, "R_weak", True, "weak-robust set"),
+                                               (0.12, "R_all", False, "all evaluation images")):
+                    value, lo, hi = r[key], r[f"{key}_lo"], r[f"{key}_hi"]
+                    if value is None:
+                        ax.plot(x + dx * width, 0.02, "x", color=UNSUPPORTED_COLOUR,
+                                label="R not reported")
+                        continue
+                    err = None if lo is None else [[value - lo], [hi - value]]
+                    ax.errorbar(x + dx * width, value, yerr=err, fmt="o", ms=5, capsize=2,
+                                color=colours[model], mfc=colours[model] if filled else "white",
+                                label=f"{model_label(model)}, {label}")
+        ax.set_xticks(range(len(corruptions)))
+        ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{metric}, {classes} classes", fontsize=9)
+        ax.grid(axis="y", lw=0.3)
+    axes[0][0].set_ylabel("R (area under the curve over Δv)")
+    fig.suptitle("R on the weak-robust set against all evaluation images (95 % image-bootstrap "
+                 "intervals)", fontsize=10)
+    legend_below(fig, *unique_handles(axes[0]), ncol=2)
+    save_figure(fig, paths)
+    return fig
+
+
+def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models: Sequence[str],
+                         paths: Sequence[str | Path]) -> plt.Figure:
+    """Relative errors per perturbation (grouped by category, attacks last) with 95 % intervals,
+    one panel per measure and model; non-robust perturbations of the chosen rule filled red,
+    robust ones hatched; a dashed line at 1 (the clean error)."""
+    rows = relative_errors.to_pylist()
+    if not rows:
+        return _empty(paths, "relative errors")
+    flags = {(g["model"], g["perturbation"], g["measure"]): g["non_robust"]
+             for g in groups.to_pylist() if g["chosen"]}
+    rule = next((g["rule"] for g in groups.to_pylist() if g["chosen"]), "")
+    panels = list(dict.fromkeys((r["model"], r["measure"]) for r in rows))
+    fig, axes = plt.subplots(len(panels), 1, squeeze=False,
+                             figsize=(max(5.0, 0.55 * len(rows) / max(1, len(panels)) + 2.5),
+                                      3.0 * len(panels)))
+    for ax, (model, measure) in zip(axes[:, 0], panels, strict=True):
+        part = sorted([r for r in rows if (r["model"], r["measure"]) == (model, measure)],
+                      key=lambda r: (r["kind"] == "attack", r["category"]))
+        for i, r in enumerate(part):
+            flag = flags.get((model, r["perturbation"], measure))
+            if r["value"] is None:
+                ax.text(i, 0.05, "n/a", ha="center", fontsize=7, rotation=90)
+                continue
+            style = (dict(color=NON_ROBUST, label=f"non-robust ({rule})") if flag else
+                     dict(facecolor="white", edgecolor="0.3", hatch="///", label="robust"))
+            ax.bar(i, r["value"], width=0.7, **style)
+            if r["lo"] is not None:
+                ax.errorbar(i, r["value"], yerr=[[r["value"] - r["lo"]], [r["hi"] - r["value"]]],
+                            fmt="none", ecolor="black", capsize=2, lw=0.8)
+        ax.axhline(1.0, ls="--", lw=0.8, color="0.4", label="= clean error")
+        ax.set_xticks(range(len(part)))
+        ax.set_xticklabels([f"{r['perturbation']}\n({r['category']})" for r in part],
+                           rotation=40, ha="right", fontsize=7)
+        ax.set_ylabel("error / clean error", fontsize=8)
+        ax.set_title(f"{model_label(model)}: {MEASURE_TITLES.get(measure, measure)}", fontsize=9)
+    fig.suptitle("Relative errors on the weak-robust set (95 % image-bootstrap intervals)",
+                 fontsize=10)
+    fig.tight_layout()
+    legend_below(fig, *unique_handles(axes[:, 0]), ncol=3)
+    save_figure(fig, paths)
+    return fig

@@ -1,0 +1,115 @@
+"""The reva section: defaults, the plan (set sizes before any job) and every refusal naming its
+key, on the shared ImageNet sample (the evaluation: its 16-category images)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from helpers.paths import REPO
+
+from vcrbench.config import evaluated_models, validate_config
+from vcrbench.errors import VcrbenchError
+from vcrbench.reva.config import reva_plan
+
+pytestmark = pytest.mark.shared
+
+
+@pytest.fixture
+def config(imagenet_sample) -> dict:
+    """The shipped REVa sample config with absolute data paths."""
+    loaded = yaml.safe_load((REPO / "config" / "reva-sample.yaml").read_text())
+    loaded["dataset"]["path"] = str(imagenet_sample)
+    loaded["reva"]["train"]["path"] = str(imagenet_sample)
+    return loaded
+
+
+def _refused(config: dict, *fragments: str) -> str:
+    with pytest.raises(VcrbenchError) as error:
+        validate_config(config)
+    for fragment in fragments:
+        assert fragment in str(error.value), str(error.value)
+    return str(error.value)
+
+
+def test_reva_is_off_by_default_and_its_defaults_are_the_papers():
+    reva = validate_config({})["reva"]
+    assert reva["enabled"] is False
+    assert reva["analyser"] == {"epsilon": 0.1, "neighbours": 50, "score": "misprediction",
+                                "unstable_fraction": 0.3, "shard_size": 1000}
+    assert reva["attacks"]["names"] == ["fgsm", "bim", "pgd", "rfgsm", "mifgsm", "uap"]
+    assert reva["attacks"]["source"] is None
+    assert reva["groups"] == {"rule": "worst-per-category", "threshold": 2.0}
+
+
+def test_the_sample_config_plans_207_evaluation_793_pool_and_207_weak_images(config):
+    validated = validate_config(config)
+    plan = reva_plan(validated)
+    assert (plan.evaluation_size, plan.pool_size, plan.weak_size) == (207, 793, 207)
+    assert plan.ranking_model == "efficientnet-lite0"
+    assert plan.pool_label() == "training (reva.train)"
+    assert plan.attacks["pgd"]["eps"] == pytest.approx(8 / 255)
+    assert plan.attacks["pgd"]["steps"] == 10
+
+
+def test_transfer_source_and_ranking_model_are_evaluated(config):
+    config["reva"]["attacks"]["source"] = "torchvision:resnet18"
+    assert "torchvision:resnet18" in evaluated_models(validate_config(config))
+
+
+def test_unknown_attack_is_refused(config):
+    config["reva"]["attacks"] = {"names": ["fgsm", "deepfool"]}
+    _refused(config, "reva.attacks", "deepfool")
+
+
+def test_settings_of_an_attack_not_run_are_refused(config):
+    config["reva"]["attacks"] = {"names": ["fgsm"], "settings": {"pgd": {"steps": 3}}}
+    _refused(config, "reva.attacks.settings", "pgd")
+
+
+@pytest.mark.parametrize("eps", [0, -0.1, 1.5])
+def test_attack_eps_outside_0_1_is_refused(config, eps):
+    config["reva"]["attacks"] = {"names": ["pgd"], "settings": {"pgd": {"eps": eps}}}
+    _refused(config, "reva.attacks", "eps")
+
+
+@pytest.mark.parametrize("epsilon", [0, 1.2])
+def test_neighbour_epsilon_outside_0_1_is_refused(config, epsilon):
+    config["reva"]["analyser"]["epsilon"] = epsilon
+    _refused(config, "reva.analyser.epsilon")
+
+
+def test_a_weak_set_larger_than_the_pool_is_refused(config):
+    config["reva"]["weak"] = {"size": 800}
+    _refused(config, "reva.weak.size", "800", "793")
+
+
+def test_a_pool_that_overlaps_the_evaluation_images_is_refused(config):
+    config["reva"]["train"].pop("exclude_categories16")
+    _refused(config, "reva.disjoint", "shares 207 images")
+    config["reva"]["disjoint"] = False
+    assert reva_plan(validate_config(config)).pool_size == 1000
+
+
+def test_unlabelled_pools_and_evaluation_sets_are_refused(config):
+    config["reva"]["train"] = {"source": "builtin"}
+    _refused(config, "reva.train", "no labels")
+    config["reva"]["pool"] = "evaluation"
+    config["dataset"] = {"source": "builtin"}
+    _refused(config, "reva.enabled", "labelled evaluation images")
+
+
+def test_from_finetune_must_name_an_entry(config):
+    config["reva"]["from_finetune"] = "nope"
+    _refused(config, "reva.from_finetune", "'nope'")
+
+
+def test_the_evaluation_pool_needs_no_training_images(config):
+    config["reva"]["pool"] = "evaluation"
+    plan = reva_plan(validate_config(config))
+    assert (plan.pool_size, plan.weak_size, plan.pool_label()) == (207, 207, "evaluation")
+
+
+def test_unknown_reva_key_is_refused(config):
+    config["reva"]["weak"] = {"sizes": 3}
+    _refused(config, "reva.weak", "sizes")
+
