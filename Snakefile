@@ -1,5 +1,6 @@
 # vcrbench: visually-continuous corruption robustness of image classifiers, compared with humans.
-# Targets: all (default), figures, retraining, overlap, reva. See README.md and docs/architecture.md.
+# Targets: all (default), figures, retraining, overlap, reva.
+# See README.md and docs/architecture.md.
 from snakemake.utils import min_version
 
 min_version("9.0")

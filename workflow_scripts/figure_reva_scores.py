@@ -11,7 +11,7 @@ from vcrbench.data.imagenet16 import CATEGORIES16  # noqa: E402
 from vcrbench.figures.reva import plot_resilience_scores  # noqa: E402
 
 SCORE_LABELS = {
-    "misprediction": r"robustness score $\rho$ (mean misprediction score of the neighbours)",
+    "misprediction": r"$\rho$: mean misprediction score",
     "fraction": "fraction of neighbours misclassified",
 }
 

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 
 from vcrbench.models.preprocess import apply_preprocessing
 
-#: (B, 3, H, W) float images in [0, 1] -> (B, classes) logits, differentiable.
+if TYPE_CHECKING:
+    from vcrbench.models.registry import LoadedModel
+
+#: (B, 3, 224, 224) float images in [0, 1] -> (B, 1000) logits, differentiable.
 Forward = Callable[[torch.Tensor], torch.Tensor]
 
 
-def forward_of(model) -> Forward:
-    """A loaded model (:class:`~vcrbench.models.registry.LoadedModel`) as a :data:`Forward`:
-    its own preprocessing (resize, normalisation), then its module, in eval mode."""
+def forward_of(model: LoadedModel) -> Forward:
+    """A loaded model as a :data:`Forward`: its own preprocessing (resize, normalisation), then
+    its module, in eval mode (set here). Gradients flow to the input; the attacks take them with
+    :func:`torch.autograd.grad`, so none is left on the model's parameters."""
     model.module.eval()
 
     def forward(x: torch.Tensor) -> torch.Tensor:

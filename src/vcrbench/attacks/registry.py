@@ -4,7 +4,8 @@ images.
 Attacks and defaults (:data:`ATTACKS`; ε, α and ``step`` in fractions of the [0, 1] range):
 ``fgsm`` (eps 8/255), ``bim``, ``pgd``, ``rfgsm`` (eps 8/255, alpha 2/255, steps 10; PGD also
 random_start true), ``mifgsm`` (the same and decay 1.0), all as torchattacks 3.5.1, and
-``uap`` (eps 8/255, step 1/255, epochs 5, fit_batch_size 32; :mod:`~vcrbench.attacks.universal`).
+``uap`` (eps 8/255, step 2/255 = ε/4 at that ε, epochs 5, fit_batch_size 32;
+:mod:`~vcrbench.attacks.universal`).
 torchattacks' BIM takes steps 0 to mean ``min(255 ε + 4, 1.25 · 255 ε)``; here steps ≥ 1.
 
 Quantisation: an attack runs on float images ``x = image / 255``; its result is rounded to
@@ -64,7 +65,7 @@ ATTACKS: Mapping[str, Attack] = MappingProxyType({a.name: a for a in (
            "BIM from x + alpha sign(N(0, 1)) (torchattacks' iterative R-FGSM)"),
     Attack("mifgsm", {"eps": EPS, "alpha": ALPHA, "steps": STEPS, "decay": 1.0},
            "BIM on the momentum of the L1-normalised gradients"),
-    Attack("uap", {"eps": EPS, "step": 1 / 255, "epochs": 5, "fit_batch_size": 32},
+    Attack("uap", {"eps": EPS, "step": ALPHA, "epochs": 5, "fit_batch_size": 32},
            "one universal perturbation for the whole set, fitted by signed-gradient ascent"),
 )})
 
@@ -129,7 +130,9 @@ def _keyed(seed: int, name: str, image_ids: Sequence[str], shape: tuple[int, ...
 def attack_float(name: str, forward: Forward, x: torch.Tensor, labels: torch.Tensor, *,
                  image_ids: Sequence[str], seed: int, params: Mapping[str, float]
                  ) -> torch.Tensor:
-    """One per-image attack on a float batch (no quantisation): (B, 3, H, W) in [0, 1]."""
+    """One per-image attack on a float batch (no quantisation): images ``x`` (B, 3, H, W) in
+    [0, 1] on the model's device, true ``labels`` (B,) int64 there, ``image_ids`` (B,) keying the
+    random starts -> adversarial images (B, 3, H, W) in [0, 1], within ε of ``x``."""
     p = check_attack_params(name, params)
     if name == "fgsm":
         return gradient.fgsm(forward, x, labels, eps=p["eps"])
@@ -161,6 +164,10 @@ def quantise(adversarial: torch.Tensor, clean: torch.Tensor, eps: float) -> torc
                        0, 255).to(torch.uint8)
 
 
+def _is_integer(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def attack_images(name: str, forward: Forward, images: np.ndarray, labels: np.ndarray, *,
                   image_ids: Sequence[str], seed: int, params: Mapping[str, float] | None = None,
                   batch_size: int = 32, device: str | torch.device = "cpu") -> np.ndarray:
@@ -187,10 +194,10 @@ def attack_images(name: str, forward: Forward, images: np.ndarray, labels: np.nd
     if labels.size and (labels.dtype.kind not in "iu" or labels.min() < 0):
         raise VcrbenchError(f"attack {name}: labels must be class indices >= 0 (untargeted "
                             f"attacks need the true class), got {labels[:5]}…")
-    if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
+    if not _is_integer(batch_size) or batch_size < 1:
         raise VcrbenchError(f"attack {name}: batch_size must be an integer >= 1, got "
                             f"{batch_size!r}")
-    if isinstance(seed, bool) or int(seed) != seed or seed < 0:
+    if not _is_integer(seed) or seed < 0:
         raise VcrbenchError(f"attack {name}: seed must be an integer >= 0, got {seed!r}")
     size, device = int(batch_size), torch.device(device)
     clean = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2)

@@ -6,7 +6,8 @@ runs the checks a schema cannot express: the run-level ones here (corruption and
 sampling modes, clashing folder names) and each section's own, next to its package
 (:mod:`vcrbench.data.config`, :mod:`vcrbench.human.config`, :mod:`vcrbench.training.config`,
 :mod:`vcrbench.overlap.config`, :mod:`vcrbench.reva.config`). Every problem is one
-:class:`~vcrbench.errors.VcrbenchError` that names the key, what was wrong and the allowed values, before Snakemake schedules any job.
+:class:`~vcrbench.errors.VcrbenchError` that names the key, what was wrong and the allowed
+values, before Snakemake schedules any job.
 
 This package composes the others: it may import every package; none imports it (the workflow
 rules and the command line do).

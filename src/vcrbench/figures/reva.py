@@ -53,7 +53,7 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
     groups = ([category_names[r["category16"]] for r in rows] if by_category
               else ["pool"] * len(rows))
     names = sorted(set(groups))
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(names) + 2.5), 4.0))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(names) + 2.5), 4.0))
     rng = np.random.default_rng(0)
     kinds = (("weak-robust set", lambda r: r["image_id"] in selected, dict(color=NON_ROBUST)),
              ("other clean-correct images",
@@ -69,7 +69,7 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
     ax.set_xlim(-0.6, len(names) - 0.4)
-    ax.set_ylabel(score_label, fontsize=8)
+    ax.set_ylabel(score_label, fontsize=9)
     ax.set_title(f"Robustness scores of the {len(rows)} pool images "
                  f"({len(selected)} weak-robust); higher = less robust", fontsize=9)
     legend_below(fig, *unique_handles([ax]), ncol=3)

@@ -143,8 +143,8 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
                 f"ImageNet label (e.g. {unlabelled[:3]}); the analyser needs labels"
             )
         if reva["disjoint"]:
-            shared = sorted({e.image_id for e in pool} & {e.image_id for e in evaluation}
-                            | {e.path for e in pool} & {e.path for e in evaluation})
+            ids, paths = {e.image_id for e in evaluation}, {e.path for e in evaluation}
+            shared = [e.image_id for e in pool if e.image_id in ids or e.path in paths]
             if shared:
                 raise VcrbenchError(
                     f"config: reva.disjoint is true but the pool ({source}) shares "
@@ -186,9 +186,10 @@ def check_pool_index(pool, evaluation, *, disjoint: bool) -> None:
         raise VcrbenchError(f"reva.train: {len(unlabelled)} pool images have no ImageNet label "
                             f"(e.g. {unlabelled[:3]}); the analyser needs labels")
     if disjoint:
-        shared = sorted(set(ids) & set(evaluation.column("image_id").to_pylist())
-                        | set(pool.column("path").to_pylist())
-                        & set(evaluation.column("path").to_pylist()))
+        other_ids = set(evaluation.column("image_id").to_pylist())
+        other_paths = set(evaluation.column("path").to_pylist())
+        shared = [i for i, path in zip(ids, pool.column("path").to_pylist(), strict=True)
+                  if i in other_ids or path in other_paths]
         if shared:
             raise VcrbenchError(f"reva.disjoint: the pool shares {len(shared)} images with the "
                                 f"evaluation set (e.g. {shared[:3]}); exclude them from "

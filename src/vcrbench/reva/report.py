@@ -1,68 +1,31 @@
-"""REVa's report for one model: errors, relative errors, groups, R on the weak set against all
-images (tables of :mod:`~vcrbench.reva.relative_errors`, :mod:`~vcrbench.reva.groups`,
-:mod:`~vcrbench.reva.weak_vs_all`) and the Markdown that says them in words."""
+"""REVa's report for one model: the errors, relative errors, groups and R-weak-vs-all tables
+(:mod:`~vcrbench.reva.relative_errors`, :mod:`~vcrbench.reva.groups`,
+:mod:`~vcrbench.reva.weak_vs_all`, whose docstrings give the schemas) from plain inputs, and
+the Markdown that says them in words (:func:`reva_tables`, the one call of the report job).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pyarrow as pa
 
+from vcrbench.core.tables import markdown_table
 from vcrbench.reva.categories import ADVERSARIAL, category_of
-from vcrbench.reva.groups import groups_table
+from vcrbench.reva.groups import RULES, groups_table
 from vcrbench.reva.relative_errors import (
-    SCHEMA_ERRORS,
-    SCHEMA_RELATIVE,
-    Estimate,
-    clean_wrong,
-    error_estimate,
-    known,
-    mean_estimate,
-    relative,
-    uce_estimate,
+    SETS,
+    continuous_error,
+    errors_table,
+    relative_error,
+    relative_errors_table,
+    relative_row,
+    set_errors,
 )
 from vcrbench.reva.weak_vs_all import weak_vs_all_table
 
-SETS = ("weak", "evaluation")
-
-
-def _median(table: pa.Table) -> float | None:
-    dv = table.column("dv").to_numpy()
-    return float(np.median(dv)) if dv.size else None
-
-
-def _error_row(model, set_name, kind, perturbation, category, estimate: Estimate, *,
-               n_images, n_samples, dv_median=None) -> dict:
-    lo, hi = estimate.interval()
-    return {"model": model, "set": set_name, "kind": kind, "perturbation": perturbation,
-            "category": category, "error": estimate.value, "error_lo": lo, "error_hi": hi,
-            "n_images": n_images, "n_samples": n_samples, "dv_median": dv_median,
-            "resampled": estimate.resampled, "note": estimate.note}
-
-
-def _relative_row(model, kind, perturbation, category, measure, estimate: Estimate,
-                  baseline: Estimate) -> dict:
-    lo, hi = estimate.interval()
-    return {"model": model, "kind": kind, "perturbation": perturbation, "category": category,
-            "measure": measure, "value": estimate.value, "lo": lo, "hi": hi,
-            "baseline_error": baseline.value, "resampled": estimate.resampled,
-            "note": estimate.note}
-
-
-def _continuous(curves: tuple[pa.Table, pa.Table], n_boot: int) -> Estimate:
-    """1 − R_a (1000 classes) of the weak set's curve, with its replicate areas."""
-    from vcrbench.curves.tables import replicate_areas
-
-    metrics, replicates = curves
-    rows = [r for r in metrics.to_pylist() if r["metric"] == "accuracy" and r["classes"] == 1000]
-    if not rows or rows[0]["R"] is None:
-        note = rows[0]["note"] if rows else "no 1000-class accuracy curve"
-        return Estimate(None, np.full(n_boot, np.nan), "", f"R_a on the weak set: {note}")
-    areas = replicate_areas(replicates, "accuracy", 1000)
-    reps = np.full(n_boot, np.nan)
-    reps[: min(n_boot, areas.size)] = 1.0 - areas[:n_boot]
-    return Estimate(1.0 - rows[0]["R"], reps, rows[0]["resampled"])
+#: The tables of :func:`reva_tables`, by name (``reva/<m>/<name>.parquet``).
+TABLES = ("errors", "relative-errors", "groups", "r-weak-vs-all")
 
 
 def reva_tables(
@@ -81,15 +44,28 @@ def reva_tables(
     categories: Mapping[str, str] | None = None,
     description: str = "",
 ) -> tuple[dict[str, pa.Table], str]:
-    """The four REVa tables of one model and its report section.
+    """The four REVa tables of one model and its Markdown report.
 
     Args:
-        clean: set -> clean predictions (``image_id``, ``top1``).
-        severities: set -> corruption -> ``image_id, severity, correct, dv`` per sample.
-        attacks: set -> attack -> ``image_id, correct, dv`` per adversarial image.
+        model: the model's name (written in every row).
+        seed: the run seed (keys the image weights of every replicate).
+        n_boot: bootstrap replicates B (``bootstrap.replicates``).
+        min_units: ``bootstrap.min_units``.
+        weak_index, evaluation_index: the two sets' indexes (``data/index.parquet`` columns).
+        clean: set (``weak``, ``evaluation``) -> the model's clean predictions on it
+            (``image_id``, ``top1``).
+        severities: set -> corruption -> per-sample table of its ImageNet-C sample:
+            ``image_id``, ``severity`` (1..5), ``correct`` (bool, null: unlabelled), ``dv``.
+        attacks: set -> attack -> per-image table: ``image_id``, ``correct``, ``dv``.
         curves: corruption -> set -> (metrics, replicates) of the set's curves.
-        groups: ``{"rule": ..., "threshold": ...}`` (``reva.groups``).
-        categories: corruption -> category (default :func:`category_of` without visual class).
+        groups: ``{"rule": "worst-per-category" | "threshold", "threshold": float}``
+            (``reva.groups``).
+        categories: corruption -> REVa category (default :func:`category_of` of the name:
+            ImageNet-C's, else ``other``).
+        description: what the pool and the weak set are (the selection's line), for the text.
+
+    Returns:
+        ({"errors", "relative-errors", "groups", "r-weak-vs-all"} -> table, Markdown text).
     """
     categories = dict(categories or {})
 
@@ -97,116 +73,163 @@ def reva_tables(
         return categories.get(name) or category_of(name)
 
     indexes = {"weak": weak_index, "evaluation": evaluation_index}
-    common = {"seed": seed, "n_boot": n_boot, "min_units": min_units}
-    errors, estimates = [], {}
+    error_rows, estimates = [], {}
     for s in SETS:
-        ids, wrong = clean_wrong(indexes[s], clean[s])
-        estimates[(s, "clean")] = e = error_estimate(ids, wrong, name=f"{s}/clean", **common)
-        errors.append(_error_row(model, s, "clean", "clean", "", e, n_images=len(ids),
-                                 n_samples=len(ids)))
-        uces = []
-        for c, table in severities.get(s, {}).items():
-            ids, wrong, rows = known(table)
-            e = uce_estimate(ids, rows.column("severity").to_numpy(), wrong,
-                             name=f"{s}/{c}", **common)
-            estimates[(s, c)] = e
-            uces.append(e)
-            errors.append(_error_row(model, s, "corruption", c, category(c), e,
-                                     n_images=len(set(ids)), n_samples=len(ids),
-                                     dv_median=_median(rows)))
-        advs = []
-        for a, table in attacks.get(s, {}).items():
-            ids, wrong, rows = known(table)
-            e = error_estimate(ids, wrong, name=f"{s}/{a}", **common)
-            estimates[(s, a)] = e
-            advs.append(e)
-            errors.append(_error_row(model, s, "attack", a, ADVERSARIAL, e,
-                                     n_images=len(set(ids)), n_samples=len(ids),
-                                     dv_median=_median(rows)))
-        for name, terms in (("mCE", uces), ("mean_adversarial", advs)):
-            if terms:
-                errors.append(_error_row(model, s, "mean", name, "", mean_estimate(terms),
-                                         n_images=indexes[s].num_rows, n_samples=0))
-    baseline = estimates[("evaluation", "clean")]
+        corruptions = dict(severities.get(s, {}))
+        rows, estimates[s] = set_errors(
+            model, s, index=indexes[s], clean=clean[s], severities=corruptions,
+            attacks=dict(attacks.get(s, {})), categories={c: category(c) for c in corruptions},
+            seed=seed, n_boot=n_boot, min_units=min_units,
+        )
+        error_rows += rows
+    baseline = estimates["evaluation"][("clean", "clean")]
+    weak = estimates["weak"]
     relative_rows = []
-    for c in severities.get("weak", {}):
-        relative_rows.append(_relative_row(model, "corruption", c, category(c), "severity",
-                                           relative(estimates[("weak", c)], baseline), baseline))
+    for c in dict.fromkeys([*severities.get("weak", {}), *curves]):
+        if ("corruption", c) in weak:
+            relative_rows.append(relative_row(
+                model, "corruption", c, category(c), "severity",
+                relative_error(weak[("corruption", c)], baseline), baseline))
+        if c in curves:
+            numerator = continuous_error(*curves[c]["weak"], n_boot)
+            relative_rows.append(relative_row(
+                model, "corruption", c, category(c), "continuous",
+                relative_error(numerator, baseline), baseline))
     for a in attacks.get("weak", {}):
-        relative_rows.append(_relative_row(model, "attack", a, ADVERSARIAL, "severity",
-                                           relative(estimates[("weak", a)], baseline), baseline))
-    for c, by_set in curves.items():
-        relative_rows.append(_relative_row(model, "corruption", c, category(c), "continuous",
-                                           relative(_continuous(by_set["weak"], n_boot),
-                                                    baseline), baseline))
-    tables = {
-        "errors": pa.Table.from_pylist(errors, schema=SCHEMA_ERRORS),
-        "relative-errors": pa.Table.from_pylist(relative_rows, schema=SCHEMA_RELATIVE),
-    }
+        relative_rows.append(relative_row(
+            model, "attack", a, ADVERSARIAL, "severity",
+            relative_error(weak[("attack", a)], baseline), baseline))
+    tables = {"errors": errors_table(error_rows),
+              "relative-errors": relative_errors_table(relative_rows)}
     tables["groups"] = groups_table(tables["relative-errors"], rule=groups["rule"],
                                     threshold=groups["threshold"])
     tables["r-weak-vs-all"] = weak_vs_all_table(model, curves)
-    return tables, report_text(model, tables, description, groups)
+    return tables, report_text(model, tables, description=description, groups=groups,
+                               n_boot=n_boot)
 
 
-def _num(value, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+def _number(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
 
 
-def _interval(lo, hi, digits: int = 3) -> str:
-    return "" if lo is None or hi is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+def _ci(value: float | None, lo: float | None, hi: float | None) -> str:
+    """``value [lo, hi]`` with 3 decimals (the other reports' format); "undefined" for None."""
+    if value is None:
+        return "undefined"
+    if lo is None or hi is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def report_text(model: str, tables: Mapping[str, pa.Table], description: str,
-                groups: Mapping) -> str:
-    """The Markdown section of one model."""
-    from vcrbench.core.tables import markdown_table
+def _cell(text: str | None) -> str:
+    """A note as a table cell."""
+    return (text or "").replace("|", "\\|")
 
-    lines = [f"## {model}", "", description, ""]
-    weak_vs_all = [r for r in tables["r-weak-vs-all"].to_pylist()
-                   if r["metric"] == "accuracy" and r["classes"] == 1000]
-    if weak_vs_all:
-        lines += ["### R_a on the weak-robust set against all evaluation images", ""]
-        lines += markdown_table(
-            ["corruption", "R_a weak", "R_a all", "difference", "lower on weak", "note"],
-            [[r["corruption"], _num(r["R_weak"]) + _interval(r["R_weak_lo"], r["R_weak_hi"]),
-              _num(r["R_all"]) + _interval(r["R_all_lo"], r["R_all_hi"]),
-              _num(r["difference"]) + _interval(r["difference_lo"], r["difference_hi"]),
-              {True: "yes", False: "not shown", None: "–"}[r["lower_on_weak"]],
-              r["note"] or ""] for r in weak_vs_all])
-        lower = sum(r["lower_on_weak"] is True for r in weak_vs_all)
-        lines += ["", f"R_a is lower on the weak set, with the whole 95 % interval of the "
-                      f"difference below 0, for {lower} of {len(weak_vs_all)} corruptions.", ""]
-    errors = tables["errors"].to_pylist()
-    lines += ["### Errors (top-1; corruptions: uCE over the five severities)", ""]
-    by = {(r["set"], r["perturbation"]): r for r in errors}
-    names = list(dict.fromkeys(r["perturbation"] for r in errors))
-    lines += markdown_table(
-        ["perturbation", "category", "weak set", "evaluation set", "Δv median (weak)"],
-        [[p, (by.get(("weak", p)) or by.get(("evaluation", p)))["category"]]
-         + [_num(by[(s, p)]["error"]) + _interval(by[(s, p)]["error_lo"], by[(s, p)]["error_hi"])
-            if (s, p) in by else "–" for s in SETS]
-         + [_num((by.get(("weak", p)) or {}).get("dv_median"))] for p in names])
-    resampled = sorted({r["resampled"] for r in errors if r["resampled"]})
-    lines += ["", f"Intervals: 95 % percentile, resampling {'; '.join(resampled) or 'nothing'}.",
-              ""]
-    group_rows = {(g["perturbation"], g["measure"], g["rule"]): g["non_robust"]
-                  for g in tables["groups"].to_pylist()}
-    relative_rows = tables["relative-errors"].to_pylist()
-    if relative_rows:
-        lines += ["### Relative errors (error on the weak set / clean evaluation error) and "
-                  "groups", ""]
-        lines += markdown_table(
-            ["perturbation", "category", "measure", "relative error", "worst of category",
-             f"> {groups['threshold']:g}", "note"],
-            [[r["perturbation"], r["category"], r["measure"],
-              _num(r["value"], 2) + _interval(r["lo"], r["hi"], 2)]
-             + [{True: "non-robust", False: "robust", None: "–"}[
-                 group_rows.get((r["perturbation"], r["measure"], rule))]
-                for rule in ("worst-per-category", "threshold")]
-             + [r["note"] or ""] for r in relative_rows])
-        chosen = [g["perturbation"] for g in tables["groups"].to_pylist()
-                  if g["chosen"] and g["non_robust"] and g["measure"] == "severity"]
-        lines += ["", f"Non-robust by the {groups['rule']} rule (ImageNet-C severities and "
-                      f"attacks): {', '.join(chosen) or 'none'}.", ""]
+
+def _verdict(flag: bool | None) -> str:
+    return {True: "non-robust", False: "robust", None: "–"}[flag]
+
+
+def report_text(model: str, tables: Mapping[str, pa.Table], *, description: str,
+                groups: Mapping, n_boot: int) -> str:
+    """The Markdown section of one model: R_a weak vs all, the errors, the relative errors with
+    both rules' groups, and one sentence per category and measure."""
+    lines = [f"## REVa: {model}", ""]
+    if description:
+        lines += [description, ""]
+    lines += _weak_vs_all(tables["r-weak-vs-all"].to_pylist())
+    lines += _errors(tables["errors"].to_pylist())
+    lines += _relative(tables["relative-errors"].to_pylist(), tables["groups"].to_pylist(),
+                       groups)
+    lines += [f"Intervals: 95 % percentile intervals over {n_boot} bootstrap replicates that "
+              "resample images (every sample of a drawn image comes along), paired across the "
+              "errors, the relative errors and the curves; a note says where not.", ""]
     return "\n".join(lines)
+
+
+def _weak_vs_all(rows: list[dict]) -> list[str]:
+    rows = [r for r in rows if r["metric"] == "accuracy" and r["classes"] == 1000]
+    if not rows:
+        return []
+    lines = ["### R_a on the weak-robust set and on all evaluation images", ""]
+    lines += markdown_table(
+        ["corruption", "R_a (weak)", "R_a (all)", "difference", "lower on weak", "note"],
+        ([r["corruption"], _ci(r["R_weak"], r["R_weak_lo"], r["R_weak_hi"]),
+          _ci(r["R_all"], r["R_all_lo"], r["R_all_hi"]),
+          _ci(r["difference"], r["difference_lo"], r["difference_hi"]),
+          {True: "yes", False: "not shown", None: "–"}[r["lower_on_weak"]], _cell(r["note"])]
+         for r in rows),
+    )
+    lower = [r["corruption"] for r in rows if r["lower_on_weak"]]
+    lines += ["", f"R_a is lower on the weak-robust set, with the whole 95 % interval of the "
+                  f"paired difference below 0, for {len(lower)} of {len(rows)} corruptions"
+                  + (f" ({', '.join(lower)})." if lower else "."), ""]
+    return lines
+
+
+def _errors(rows: list[dict]) -> list[str]:
+    by = {(r["set"], r["kind"], r["perturbation"]): r for r in rows}
+    keys = list(dict.fromkeys((r["kind"], r["perturbation"]) for r in rows))
+    lines = ["### Errors (top-1; corruptions: uCE, Eq. 7, the mean error over severities 1–5; "
+             "attacks: Eq. 5; mCE, Eq. 8; mean adversarial error, Eq. 6)", ""]
+    table = []
+    for kind, perturbation in keys:
+        found = [by.get((s, kind, perturbation)) for s in SETS]
+        first = next(r for r in found if r is not None)
+        notes = "; ".join(f"{s}: {r['note']}" for s, r in zip(SETS, found, strict=True)
+                          if r is not None and r["note"])
+        weak = found[0]
+        table.append([perturbation, kind, first["category"] or "–",
+                      *(_ci(r["error"], r["error_lo"], r["error_hi"]) if r else "–"
+                        for r in found),
+                      _number(weak["dv_median"]) if weak and weak["dv_median"] is not None
+                      else "–", _cell(notes)])
+    lines += markdown_table(["perturbation", "kind", "category", "weak set", "evaluation set",
+                             "Δv median (weak)", "note"], table)
+    return [*lines, ""]
+
+
+def _relative(rows: list[dict], group_rows: list[dict], groups: Mapping) -> list[str]:
+    if not rows:
+        return []
+    flag = {(g["kind"], g["perturbation"], g["measure"], g["rule"]): g["non_robust"]
+            for g in group_rows}
+    baseline = rows[0]["baseline_error"]
+    chosen = groups["rule"]
+    headers = {"worst-per-category": "worst of its category",
+               "threshold": f"> {groups['threshold']:g}"}
+    lines = [f"### Relative errors (error on the weak set / clean error on the evaluation set, "
+             f"{_number(baseline)}) and groups", ""]
+    lines += markdown_table(
+        ["perturbation", "category", "measure", "relative error",
+         *(headers[rule] + (" (chosen)" if rule == chosen else "") for rule in RULES), "note"],
+        ([r["perturbation"], r["category"], r["measure"], _ci(r["value"], r["lo"], r["hi"]),
+          *(_verdict(flag.get((r["kind"], r["perturbation"], r["measure"], rule)))
+            for rule in RULES), _cell(r["note"])] for r in rows),
+    )
+    lines += ["", f"Groups by the {chosen} rule (severity: ImageNet-C severities and attacks, "
+                  "Eq. 3–4; continuous: 1 − R_a on the weak set):", ""]
+    for measure in dict.fromkeys(r["measure"] for r in rows):
+        part = [r for r in rows if r["measure"] == measure]
+        for category in dict.fromkeys(r["category"] for r in part):
+            members = [r for r in part if r["category"] == category]
+            lines.append(f"- {_sentence(measure, category, members, flag, chosen)}")
+    return [*lines, ""]
+
+
+def _sentence(measure: str, category: str, members: list[dict], flag: Mapping, rule: str
+              ) -> str:
+    """One sentence: which perturbations of a category are non-robust, which robust."""
+    def verdict(r):
+        return flag.get((r["kind"], r["perturbation"], r["measure"], rule))
+
+    weak = [f"{r['perturbation']} ({_ci(r['value'], r['lo'], r['hi'])})" for r in members
+            if verdict(r) is True]
+    robust = [r["perturbation"] for r in members if verdict(r) is False]
+    unknown = [r["perturbation"] for r in members if verdict(r) is None]
+    parts = [f"non-robust: {', '.join(weak)}" if weak else "nothing non-robust"]
+    if robust:
+        parts.append(f"robust: {', '.join(robust)}")
+    if unknown:
+        parts.append(f"undefined: {', '.join(unknown)}")
+    return f"{category} ({measure}): {'; '.join(parts)}."

@@ -1,15 +1,22 @@
 """R on the weak-robust validation set against R on all (evaluation) images, per corruption and
-property, with an interval for the difference.
+property, with a paired interval for the difference.
 
-Both curves come from the run's curve estimation (``metrics`` and ``-replicates`` tables of the
-two sets); replicate b of both weights images by their keyed weights of replicate b
-(:mod:`vcrbench.curves.resampling`), so the difference of replicate areas is paired by index
-(independent draws of disjoint image sets, shared weights where the weak set is part of the
-evaluation set). Schema of ``reva/r-weak-vs-all.parquet``: ``model``, ``corruption``,
-``metric``, ``classes`` (int16), ``R_weak``, ``R_weak_lo``, ``R_weak_hi``, ``R_all``,
-``R_all_lo``, ``R_all_hi``, ``difference`` (R_weak − R_all), ``difference_lo``,
-``difference_hi``, ``lower_on_weak`` (bool: the whole interval below 0; null without one),
-``note``.
+Both curves come from the run's curve estimation (:mod:`vcrbench.vcr.estimation`, run on each
+set): ``metrics/<m>/<c>.parquet`` and its ``-replicates`` on the evaluation set,
+``reva/weak/metrics/<m>/<c>.parquet`` and its replicates on the weak set. Replicate b of either
+curve weighs every image by its keyed Poisson weight of replicate b
+(:mod:`vcrbench.curves.resampling`), so the replicate areas are paired by index: the difference
+of replicate b's areas is one bootstrap draw of the difference (independent draws where the sets
+are disjoint, shared weights where the weak set is part of the evaluation set).
+
+Schema of ``reva/r-weak-vs-all.parquet`` (one row per corruption × property, properties in
+:data:`vcrbench.core.properties.PROPERTIES` order): ``model``, ``corruption``, ``metric``
+(strings), ``classes`` (int16), ``R_weak``, ``R_weak_lo``, ``R_weak_hi``, ``R_all``,
+``R_all_lo``, ``R_all_hi`` (float64, fractions: the two metrics rows), ``difference``
+(``R_weak − R_all``), ``difference_lo``, ``difference_hi`` (95 % percentile interval of the
+replicate-wise difference of areas), ``lower_on_weak`` (bool: ``difference_hi < 0``; null when
+there is no interval), ``note`` (string: the metrics' notes, prefixed ``weak:`` / ``all:``, and
+why a value is null; null when nothing to say).
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
+from vcrbench.core.properties import PROPERTIES
+from vcrbench.curves.bootstrap import metric_interval
 from vcrbench.curves.tables import finite_or_none, replicate_areas
 
 SCHEMA = pa.schema([
@@ -28,46 +37,81 @@ SCHEMA = pa.schema([
     ("R_all_hi", pa.float64()), ("difference", pa.float64()), ("difference_lo", pa.float64()),
     ("difference_hi", pa.float64()), ("lower_on_weak", pa.bool_()), ("note", pa.string()),
 ])
+#: The two sets, as named in notes.
+_NAMES = {"weak": "weak", "evaluation": "all"}
+#: The two sets' columns.
+_COLUMNS = {"weak": "R_weak", "evaluation": "R_all"}
 
 
 def _metrics(table: pa.Table) -> dict[tuple[str, int], dict]:
     return {(r["metric"], int(r["classes"])): r for r in table.to_pylist()}
 
 
+def _paired(row: dict) -> bool:
+    """Whether a curve's replicates resample images (and so are paired with other curves)."""
+    resampled = row.get("resampled")
+    return resampled is None or str(resampled).startswith("images")
+
+
 def weak_vs_all_rows(model: str, corruption: str, weak: tuple[pa.Table, pa.Table],
                      evaluation: tuple[pa.Table, pa.Table]) -> list[dict]:
-    """Rows of one corruption: ``weak`` and ``evaluation`` are (metrics, replicates)."""
-    weak_rows, all_rows = _metrics(weak[0]), _metrics(evaluation[0])
+    """Rows of one corruption (module docstring); ``weak`` and ``evaluation`` are each set's
+    (metrics, replicates) tables."""
+    found = {"weak": _metrics(weak[0]), "evaluation": _metrics(evaluation[0])}
+    replicates = {"weak": weak[1], "evaluation": evaluation[1]}
     rows = []
-    for key in [k for k in weak_rows if k in all_rows]:
-        w, a = weak_rows[key], all_rows[key]
-        row = {"model": model, "corruption": corruption, "metric": key[0], "classes": key[1],
-               "R_weak": w["R"], "R_weak_lo": w["R_lo"], "R_weak_hi": w["R_hi"],
-               "R_all": a["R"], "R_all_lo": a["R_lo"], "R_all_hi": a["R_hi"],
+    for key in [p for p in PROPERTIES if any(p in by for by in found.values())]:
+        metric, classes = key
+        w, a = found["weak"].get(key), found["evaluation"].get(key)
+        row = {"model": model, "corruption": corruption, "metric": metric, "classes": classes,
+               "R_weak": None, "R_weak_lo": None, "R_weak_hi": None,
+               "R_all": None, "R_all_lo": None, "R_all_hi": None,
                "difference": None, "difference_lo": None, "difference_hi": None,
                "lower_on_weak": None, "note": None}
-        notes = [f"{name}: {r['note']}" for name, r in (("weak", w), ("all", a)) if r["note"]]
-        if w["R"] is None or a["R"] is None:
-            row["note"] = "; ".join(notes) or "R not reported"
-            rows.append(row)
-            continue
-        row["difference"] = w["R"] - a["R"]
-        diff = replicate_areas(weak[1], *key)
-        other = replicate_areas(evaluation[1], *key)
-        n = min(diff.size, other.size)
-        valid = (diff[:n] - other[:n])[np.isfinite(diff[:n] - other[:n])]
-        if valid.size >= 2 and w["R_lo"] is not None and a["R_lo"] is not None:
-            lo, hi = np.percentile(valid, [2.5, 97.5])
-            row["difference_lo"], row["difference_hi"] = finite_or_none(lo), finite_or_none(hi)
-            row["lower_on_weak"] = bool(hi < 0)
-        else:
-            notes.append("no interval for the difference (an R has none)")
+        notes = []
+        for set_name, r in (("weak", w), ("evaluation", a)):
+            name, column = _NAMES[set_name], _COLUMNS[set_name]
+            if r is None:
+                notes.append(f"{name}: no {metric}-{classes} curve")
+                continue
+            row.update({column: r["R"], f"{column}_lo": r["R_lo"], f"{column}_hi": r["R_hi"]})
+            if r["note"]:
+                notes.append(f"{name}: {r['note']}")
+            elif r["R"] is None:
+                notes.append(f"{name}: R not reported")
+        if row["R_weak"] is not None and row["R_all"] is not None:
+            row["difference"] = row["R_weak"] - row["R_all"]
+            notes += _interval(row, replicates, metric, classes, w, a)
         row["note"] = "; ".join(notes) or None
         rows.append(row)
     return rows
 
 
-def weak_vs_all_table(model: str, curves: Mapping[str, Mapping[str, tuple]]) -> pa.Table:
+def _interval(row: dict, replicates: Mapping[str, pa.Table], metric: str, classes: int,
+              weak: dict, every: dict) -> list[str]:
+    """Fill the difference's interval into ``row``; the notes it needs."""
+    if row["R_weak_lo"] is None or row["R_all_lo"] is None:
+        return ["no interval for the difference: an R has none"]
+    areas = {s: replicate_areas(replicates[s], metric, classes) for s in replicates}
+    n = min(a.size for a in areas.values())
+    difference = areas["weak"][:n] - areas["evaluation"][:n]
+    if np.sum(np.isfinite(difference)) < 2:
+        return ["no interval for the difference: fewer than 2 replicates with data"]
+    lo, hi = metric_interval(difference)
+    row.update(difference_lo=finite_or_none(lo), difference_hi=finite_or_none(hi),
+               lower_on_weak=bool(hi < 0))
+    notes = []
+    if areas["weak"].size != areas["evaluation"].size:
+        notes.append(f"replicates paired over the first {n} (weak {areas['weak'].size}, all "
+                     f"{areas['evaluation'].size})")
+    if not (_paired(weak) and _paired(every)):
+        notes.append("a curve's replicates resample samples, not images: the difference's "
+                     "replicates are not paired")
+    return notes
+
+
+def weak_vs_all_table(model: str, curves: Mapping[str, Mapping[str, tuple[pa.Table, pa.Table]]]
+                      ) -> pa.Table:
     """Every corruption's rows; ``curves[c]["weak" | "evaluation"]`` = (metrics, replicates)."""
     rows = [row for c, by_set in curves.items()
             for row in weak_vs_all_rows(model, c, by_set["weak"], by_set["evaluation"])]

@@ -52,7 +52,7 @@ def test_the_sample_config_plans_207_evaluation_793_pool_and_207_weak_images(con
 
 
 def test_transfer_source_and_ranking_model_are_evaluated(config):
-    config["reva"]["attacks"]["source"] = "torchvision:resnet18"
+    config["reva"]["attacks"] = {"source": "torchvision:resnet18"}
     assert "torchvision:resnet18" in evaluated_models(validate_config(config))
 
 

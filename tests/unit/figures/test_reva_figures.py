@@ -1,0 +1,92 @@
+"""REVa's figures from small hand-made tables (schemas in docs/reva.md): every path written,
+the marks that carry the meaning present, nulls and empty tables drawn, not crashed."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from helpers.images import assert_png
+from matplotlib.patches import Rectangle
+
+from vcrbench.figures.reva import plot_relative_errors, plot_resilience_scores, plot_weak_vs_all
+
+MODELS = ["efficientnet-lite0", "torchvision:resnet50"]
+
+
+def _resilience(categories):
+    n = len(categories)
+    return (
+        pa.table({"image_id": [f"i{k}" for k in range(n)],
+                  "category16": pa.array(categories, pa.int8()),
+                  "score": [k / n for k in range(n)],
+                  "clean_correct": [k % 4 != 0 for k in range(n)]}),
+        pa.table({"image_id": [f"i{k}" for k in range(n)],
+                  "selected": [k >= n - 3 for k in range(n)]}),
+    )
+
+
+def test_resilience_scores_by_category_and_over_the_pool(tmp_path):
+    paths = [tmp_path / "s.png", tmp_path / "s.pdf"]
+    fig = plot_resilience_scores(*_resilience([k % 3 for k in range(12)]), score_label="rho",
+                                 category_names=[f"cat{k}" for k in range(16)], paths=paths)
+    assert_png(paths[0])
+    assert paths[1].stat().st_size > 0
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["cat0", "cat1", "cat2"]
+    assert "3 weak-robust" in ax.get_title()
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["weak-robust set", "other clean-correct images",
+                      "clean-misclassified (not weak robust)"]
+    fig = plot_resilience_scores(*_resilience([-1] * 8), score_label="rho",
+                                 category_names=None, paths=[tmp_path / "p.png"])
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["pool"]
+
+
+def _weak_vs_all(r_weak=0.4):
+    base = {"metric": "accuracy", "classes": 1000, "R_all": 0.7, "R_all_lo": 0.6,
+            "R_all_hi": 0.8, "difference": None, "difference_lo": None, "difference_hi": None,
+            "lower_on_weak": None, "note": None}
+    return pa.Table.from_pylist([
+        {**base, "model": "efficientnet-lite0", "corruption": "gaussian_noise",
+         "R_weak": r_weak, "R_weak_lo": 0.3, "R_weak_hi": 0.5},
+        {**base, "model": "efficientnet-lite0", "corruption": "frost", "R_weak": None,
+         "R_weak_lo": None, "R_weak_hi": None, "note": "weak: too few bins"},
+    ])
+
+
+def test_weak_vs_all_draws_both_sets_and_marks_a_null(tmp_path):
+    fig = plot_weak_vs_all(_weak_vs_all(), models=MODELS, paths=[tmp_path / "w.png"])
+    assert_png(tmp_path / "w.png")
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "efficientnet-lite0, weak-robust set" in labels
+    assert "efficientnet-lite0, all evaluation images" in labels
+    assert "R not reported" in labels
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gaussian_noise", "frost"]
+
+
+def test_relative_errors_fill_the_non_robust_bars(tmp_path):
+    relative = pa.table({
+        "model": ["m"] * 4, "kind": ["corruption", "corruption", "attack", "attack"],
+        "perturbation": ["gaussian_noise", "shot_noise", "fgsm", "pgd"],
+        "category": ["noise", "noise", "adversarial", "adversarial"],
+        "measure": ["severity"] * 4, "value": [3.0, 2.5, 1.5, None],
+        "lo": [2.0, 2.0, None, None], "hi": [4.0, 3.0, None, None],
+    })
+    groups = pa.table({
+        "model": ["m"] * 4, "perturbation": ["gaussian_noise", "shot_noise", "fgsm", "pgd"],
+        "measure": ["severity"] * 4, "rule": ["worst-per-category"] * 4,
+        "non_robust": [True, False, True, None], "chosen": [True] * 4,
+    })
+    fig = plot_relative_errors(relative, groups, models=["m"], paths=[tmp_path / "r.png"])
+    assert_png(tmp_path / "r.png")
+    bars = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    assert sum(bool(b.get_hatch()) for b in bars) == 1  # shot_noise: robust
+    assert sum(not b.get_hatch() for b in bars) == 2    # gaussian_noise, fgsm: non-robust
+    assert "n/a" in [t.get_text() for t in fig.axes[0].texts]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "non-robust (worst-per-category)" in labels and "robust" in labels
+
+
+def test_empty_tables_give_a_no_data_figure(tmp_path):
+    empty = pa.table({"model": pa.array([], pa.string())})
+    fig = plot_relative_errors(empty, empty, models=[], paths=[tmp_path / "e.png"])
+    assert "no data" in fig.axes[0].texts[0].get_text()
