@@ -29,18 +29,19 @@ and unpaired; ``note`` says so.
 
 Schemas (:data:`SCHEMA_ERRORS`, :data:`SCHEMA_RELATIVE`; float64 unless said):
 
-- ``reva/<m>/errors.parquet`` (one row per set × perturbation, then the means): ``model``,
+- ``reva/errors.parquet`` (every model; one row per set × perturbation, then the means): ``model``,
   ``set`` (``weak`` | ``evaluation``), ``kind`` (``clean`` | ``corruption`` | ``attack`` |
   ``mean``), ``perturbation`` (``clean``, a corruption, an attack, ``mCE``,
   ``mean_adversarial``), ``category`` (REVa category, :mod:`vcrbench.reva.categories`; ``""``
   for clean and means), ``error`` (clean error, uCE or adversarial error; null with a note when
   undefined), ``error_lo``, ``error_hi``, ``n_images``, ``n_samples`` (int64: the labelled
   images and samples it rests on), ``dv_median`` (median Δv of those perturbed samples; null for
-  clean and means), ``note`` (string, null when nothing to say).
-- ``reva/<m>/relative-errors.parquet`` (one row per perturbation × measure): ``model``,
+  clean and means), ``resampled`` (what the interval redraws: ``images (N)``, or samples
+  conditional on the images), ``note`` (string, null when nothing to say).
+- ``reva/relative-errors.parquet`` (every model; one row per perturbation × measure): ``model``,
   ``kind`` (``corruption`` | ``attack``), ``perturbation``, ``category``, ``measure``
   (``severity`` | ``continuous``), ``value``, ``lo``, ``hi``, ``baseline_error`` (the clean
-  error on the evaluation set), ``note``.
+  error on the evaluation set), ``resampled``, ``note``.
 """
 
 from __future__ import annotations
@@ -69,13 +70,14 @@ SCHEMA_ERRORS = pa.schema([
     ("model", pa.string()), ("set", pa.string()), ("kind", pa.string()),
     ("perturbation", pa.string()), ("category", pa.string()), ("error", pa.float64()),
     ("error_lo", pa.float64()), ("error_hi", pa.float64()), ("n_images", pa.int64()),
-    ("n_samples", pa.int64()), ("dv_median", pa.float64()), ("note", pa.string()),
+    ("n_samples", pa.int64()), ("dv_median", pa.float64()), ("resampled", pa.string()),
+    ("note", pa.string()),
 ])
 SCHEMA_RELATIVE = pa.schema([
     ("model", pa.string()), ("kind", pa.string()), ("perturbation", pa.string()),
     ("category", pa.string()), ("measure", pa.string()), ("value", pa.float64()),
     ("lo", pa.float64()), ("hi", pa.float64()), ("baseline_error", pa.float64()),
-    ("note", pa.string()),
+    ("resampled", pa.string()), ("note", pa.string()),
 ])
 
 
@@ -97,6 +99,15 @@ class Estimate:
     @property
     def n_images(self) -> int:
         return len(self.images)
+
+    def resampled(self) -> str | None:
+        """What a replicate redraws: ``images (N)``, or the samples conditional on the images;
+        None without a value."""
+        if self.value is None:
+            return None
+        if self.paired:
+            return f"images ({self.n_images})" if self.n_images else "images"
+        return f"samples (conditional on {self.n_images} images)"
 
     def interval(self) -> tuple[float | None, float | None]:
         """95 % percentile interval of the replicates that have a value; (None, None) without
@@ -336,7 +347,7 @@ def error_row(model: str, set_name: str, kind: str, perturbation: str, category:
             "category": category, "error": estimate.value, "error_lo": lo, "error_hi": hi,
             "n_images": estimate.n_images, "n_samples": estimate.n_samples,
             "dv_median": None if kind in ("clean", "mean") else estimate.dv_median,
-            "note": estimate.note}
+            "resampled": estimate.resampled(), "note": estimate.note}
 
 
 def relative_row(model: str, kind: str, perturbation: str, category: str, measure: str,
@@ -347,7 +358,8 @@ def relative_row(model: str, kind: str, perturbation: str, category: str, measur
     lo, hi = estimate.interval()
     return {"model": model, "kind": kind, "perturbation": perturbation, "category": category,
             "measure": measure, "value": estimate.value, "lo": lo, "hi": hi,
-            "baseline_error": baseline.value, "note": estimate.note}
+            "baseline_error": baseline.value, "resampled": estimate.resampled(),
+            "note": estimate.note}
 
 
 def errors_table(rows: list[dict]) -> pa.Table:

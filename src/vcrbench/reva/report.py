@@ -24,7 +24,7 @@ from vcrbench.reva.relative_errors import (
 )
 from vcrbench.reva.weak_vs_all import weak_vs_all_table
 
-#: The tables of :func:`reva_tables`, by name (``reva/<m>/<name>.parquet``).
+#: The tables of :func:`reva_tables`, by name (``reva/<name>.parquet``, every model's rows).
 TABLES = ("errors", "relative-errors", "groups", "r-weak-vs-all")
 
 

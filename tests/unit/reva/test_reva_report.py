@@ -19,9 +19,9 @@ SEED, B = 5, 30
 #: The tables' columns (docs/architecture.md, "Tables"; /tmp/reva/SCHEMAS.md).
 COLUMNS = {
     "errors": ["model", "set", "kind", "perturbation", "category", "error", "error_lo",
-               "error_hi", "n_images", "n_samples", "dv_median", "note"],
+               "error_hi", "n_images", "n_samples", "dv_median", "resampled", "note"],
     "relative-errors": ["model", "kind", "perturbation", "category", "measure", "value", "lo",
-                        "hi", "baseline_error", "note"],
+                        "hi", "baseline_error", "resampled", "note"],
     "groups": ["model", "kind", "perturbation", "category", "measure", "rule", "value",
                "non_robust", "chosen"],
     "r-weak-vs-all": ["model", "corruption", "metric", "classes", "R_weak", "R_weak_lo",
