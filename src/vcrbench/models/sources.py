@@ -332,8 +332,14 @@ def load_robustbench(
         from robustbench.model_zoo import model_dicts
         from robustbench.model_zoo.enums import BenchmarkDataset, ThreatModel
         from robustbench.utils import load_model as rb_load_model
-    except ImportError:
-        raise _missing_dependency("robustbench", "robustbench") from None
+    except ImportError as error:
+        if importlib.util.find_spec("robustbench") is None:
+            raise _missing_dependency("robustbench", "robustbench") from None
+        raise VcrbenchError(
+            f"robustbench: a package named robustbench is installed but does not import "
+            f"({error}); an incomplete copy (torchattacks ships one) can shadow the real one: "
+            "pip install --force-reinstall robustbench"
+        ) from None
     directory = Path(os.path.expanduser(model_dir or ROBUSTBENCH_DIR))
     try:
         threat_model = ThreatModel(threat)
