@@ -85,10 +85,9 @@ def reva_weak_shards(kind):
     model) of a corruption's uniform sample."""
 
     def shards(wildcards):
-        folder = f"{REVA_DIR}/weak/{kind}"
-        if kind == "predictions":
-            folder += f"/{wildcards.model}"
-        return expand(f"{folder}/{wildcards.corruption}/shard-{{shard}}.parquet", shard=SHARDS)
+        model = [wildcards.model] if kind == "predictions" else []
+        folder = os.path.join(REVA_DIR, "weak", kind, *model, wildcards.corruption)
+        return expand(f"{folder}/shard-{{shard}}.parquet", shard=SHARDS)
 
     return shards
 

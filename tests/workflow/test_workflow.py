@@ -37,6 +37,7 @@ def test_lint_has_no_findings():
         "config/imagenet.yaml",
         "config/imagenet-sample.yaml",
         "config/finetune-sample.yaml",
+        "config/reva-sample.yaml",
     ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
@@ -44,7 +45,8 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     workdir = tmp_path
     if configfile == "config/imagenet.yaml":
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
-    if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml"):
+    if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
+                      "config/reva-sample.yaml"):
         # its paths are relative to a checkout with ../shared beside it
         shared = REPO.parent / "shared"
         if not shared.is_dir():
@@ -59,6 +61,9 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     assert {"index", "samples", "score", "predict_shard", "curves", "summary"} <= planned, planned
     if configfile == "config/finetune-sample.yaml":
         assert {"finetune_epoch", "retraining_table", "overlap_report"} <= planned, planned
+    if configfile == "config/reva-sample.yaml":
+        assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
+                "reva_curves", "reva_report"} <= planned, planned
 
 
 @pytest.mark.parametrize(
