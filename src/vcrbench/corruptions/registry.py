@@ -36,8 +36,8 @@ from vcrbench.errors import VcrbenchError
 #: length B, B noise seeds -> float images in [0, 1] (quantised by ``apply_corruption``).
 CorruptionFn = Callable[[torch.Tensor, dict[str, np.ndarray], Sequence[int]], torch.Tensor]
 
-SOURCES = ("imagenet-c", "albumentations", "geirhos2018")
-VISUAL_CLASSES = ("noise", "blur", "colour", "weather", "digital")
+SOURCES = ("imagenet-c", "albumentations", "geirhos2018", "noc")
+VISUAL_CLASSES = ("noise", "blur", "colour", "weather", "digital", "geometric", "occlusion")
 MIN_SIZE = 32
 MAX_SEED = 2**63
 
@@ -396,7 +396,27 @@ _ENTRIES = [
         noise.uniform_noise, spacing={"width": 0.001}),
 ]
 
-#: The 14 corruptions of the paper, in its order.
+# ImageNet-C, the rest of its 15 (Hendrycks & Dietterich 2019): zoom blur, snow, fog,
+# elastic transform.
+_ENTRIES += [
+]
+
+# ImageNet-C, the rest of its 15 and its extras: contrast, pixelate, JPEG compression;
+# speckle noise, spatter, saturate.
+_ENTRIES += [
+]
+
+# NOC candidate set S (appendix A table): quantization, blur, thumbnail resize, pixelate,
+# artifacts, vertical artifacts, rhombus, rain, circles, obstruction, salt and pepper.
+_ENTRIES += [
+]
+
+# NOC candidate set S (appendix figure): border, translation, shear, elastic, rotation,
+# backlight, brightness, contrast, colour distortion, greyscale, hue.
+_ENTRIES += [
+]
+
+#: Every corruption: the 14 of the VCR paper in its order, then ImageNet-C's and NOC's.
 CORRUPTIONS: dict[str, Corruption] = {c.name: c for c in _ENTRIES}
 
 
