@@ -67,6 +67,9 @@ class Corruption:
     #: ``visual`` spacing: Gaussian-copula correlation ρ in [0, 1) between the parameters'
     #: distance draws (mild with mild, strong with strong); 0 draws them independently.
     coupling: float = 0.0
+    #: The source's own range of each parameter where it publishes one instead of ImageNet-C's
+    #: five severities (NOC's "severity range"), in the registry's units; inside the domain.
+    source_range: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -91,6 +94,13 @@ class Corruption:
                 raise ValueError(f"{self.name}: ImageNet-C has five severities")
         for point in (self.identity, self.strongest, *(self.imagenet_c_severities or ())):
             validate_point(self, point)
+        ranges = {p: (float(lo), float(hi)) for p, (lo, hi) in self.source_range.items()}
+        object.__setattr__(self, "source_range", MappingProxyType(ranges))
+        for param, (low, high) in ranges.items():
+            if low > high:
+                raise ValueError(f"{self.name}: source_range of {param!r} is not an interval")
+            validate_point(self, {**self.identity, param: low})
+            validate_point(self, {**self.identity, param: high})
 
 
 def validate_point(spec: Corruption, point: Mapping[str, float]) -> None:
@@ -102,7 +112,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
            severities: list[tuple[float, ...]] | None, stochastic: bool,
            identity: tuple[float, ...], strongest: tuple[float, ...], docs: str,
            function: CorruptionFn, spacing: dict[str, float] | None = None,
-           spacing_power: dict[str, float] | None = None, coupling: float = 0.0) -> Corruption:
+           spacing_power: dict[str, float] | None = None, coupling: float = 0.0,
+           source_range: dict[str, tuple[float, float]] | None = None) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -112,7 +123,7 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         identity=dict(zip(names, identity, strict=True)),
         strongest=dict(zip(names, strongest, strict=True)),
         docs=" ".join(docs.split()), function=function, spacing=spacing or {},
-        spacing_power=spacing_power or {}, coupling=coupling)
+        spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {})
 
 
 def get_corruption(name: str) -> Corruption:
