@@ -50,14 +50,50 @@ def files_of(nested):
     return [path for by in nested.values() for path in by.values()]
 
 
+#: The report's categories in reading order: Snakemake sorts them by name, so each name starts
+#: with its position.
+REPORT_CATEGORIES = {
+    name: f"{i}. {name}"
+    for i, name in enumerate(
+        (
+            "Summary",
+            "Robustness curves",
+            "Human comparison",
+            "ImageNet-C comparison",
+            "Visual change coverage",
+            "Fine-tuning",
+            "Corruption overlap",
+            "Weak-robust validation",
+        ),
+        start=1,
+    )
+}
+#: The one format of a figure shown in the report: PNG where the run makes it (browsers show
+#: it inline; a PDF pane is blank in some and a plug-in in others). Other formats stay on disk.
+REPORT_FORMAT = "png" if "png" in FORMATS else FORMATS[0]
+
+
+def report_item(path, category, caption, **labels):
+    """``path`` as a report item of a category of :data:`REPORT_CATEGORIES`."""
+    return report(
+        path,
+        caption=f"../report/{caption}.rst",
+        category=REPORT_CATEGORIES[category],
+        labels=labels,
+    )
+
+
 def report_figures(name, category, label, caption=None, **labels):
-    """The output files of figure ``figures/<name>.<fmt>`` (every configured format), each a
-    report item with caption ``report/<caption>.rst`` (default: the name with '_' for '-')."""
-    caption = f"../report/{caption or name.replace('-', '_')}.rst"
+    """The output files of figure ``figures/<name>.<fmt>`` (every configured format); the
+    :data:`REPORT_FORMAT` one is a report item with caption ``report/<caption>.rst`` (default:
+    the name with '_' for '-')."""
+    caption = caption or name.replace("-", "_")
     if label:
         labels["figure"] = label
     files = []
     for fmt in FORMATS:
-        path, labelled = f"{RESULTS}/figures/{name}.{fmt}", {**labels, "format": fmt}
-        files.append(report(path, caption=caption, category=category, labels=labelled))
+        path = f"{RESULTS}/figures/{name}.{fmt}"
+        files.append(
+            report_item(path, category, caption, **labels) if fmt == REPORT_FORMAT else path
+        )
     return files

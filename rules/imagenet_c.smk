@@ -61,6 +61,8 @@ rule imagenet_c_metrics:
         runtime=30,
     params:
         binning=config["binning"],
+        bootstrap=config["bootstrap"],
+        seed=config["seed"],
         model=model_name,
     script:
         "../workflow_scripts/imagenet_c_metrics.py"

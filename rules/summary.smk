@@ -96,16 +96,43 @@ use rule figure_robustness as figure_human_indices with:
         script="figure_human_indices",
 
 
-use rule figure_base as coverage_table with:
+use rule figure_base as summary_html with:
     input:
         summary=rules.summary.output.summary,
     output:
+        html=report_item(
+            f"{RESULTS}/metrics/summary.html",
+            "Summary",
+            "summary_table",
+            figure="summary table",
+        ),
+    log:
+        f"{RESULTS}/logs/figures/summary-html.log",
+    params:
+        script="summary_html",
+
+
+use rule figure_base as coverage_table with:
+    input:
+        summary=rules.summary.output.summary,
+        outcomes=expand(
+            f"{RESULTS}/outcomes/{{model}}/{{corruption}}.parquet",
+            model=list(MODELS)[:1],
+            corruption=CORRUPTIONS,
+        ),
+        imagenet_c=expand(
+            f"{RESULTS}/metrics/{{model}}/{{corruption}}-imagenet-c.parquet",
+            model=list(MODELS)[:1],
+            corruption=IC_CORRUPTIONS,
+        ),
+    output:
         markdown=f"{RESULTS}/metrics/coverage.md",
-        csv=report(
-            f"{RESULTS}/metrics/coverage.csv",
-            caption="../report/coverage_table.rst",
-            category="Visual change coverage",
-            labels={"figure": "coverage table", "format": "csv"},
+        csv=f"{RESULTS}/metrics/coverage.csv",
+        html=report_item(
+            f"{RESULTS}/metrics/coverage.html",
+            "Visual change coverage",
+            "coverage_table",
+            figure="coverage table",
         ),
     log:
         f"{RESULTS}/logs/figures/coverage-table.log",

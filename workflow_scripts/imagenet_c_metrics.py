@@ -19,6 +19,9 @@ with job(snakemake.log[0], snakemake.threads, "imagenet_c_metrics") as log:
         corruption=snakemake.wildcards.corruption,
         bins=snakemake.params.binning["bins"],
         min_count=snakemake.params.binning["min_count"],
+        n_boot=snakemake.params.bootstrap["replicates"],
+        seed=snakemake.params.seed,
+        min_units=snakemake.params.bootstrap["min_units"],
     )
     log.info("%d ImageNet-C samples, %d property rows", outcomes.num_rows, metrics.num_rows)
     write_table(metrics, snakemake.output.metrics)

@@ -10,9 +10,9 @@ def summary_outputs():
 
 
 def summary_figures():
-    """The figures and the coverage table made from the summary (human and ImageNet-C figures
+    """The figures and the HTML tables made from the summary (human and ImageNet-C figures
     only when the run has those data)."""
-    made = [rules.figure_robustness, rules.coverage_table]
+    made = [rules.summary_html, rules.figure_robustness, rules.coverage_table]
     if HUMAN_FOR:
         made.append(rules.figure_human_indices)
     if IC_CORRUPTIONS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import hypergeom
 
 from vcrbench.errors import VcrbenchError
 
@@ -144,3 +145,21 @@ def coverage(dv: np.ndarray, bins: int = 40, min_count: int = 20) -> float:
     lmin = _check_min_count(min_count)
     counts = np.bincount(bin_index(dv, m), minlength=m)
     return float(np.count_nonzero(counts >= lmin) / m)
+
+
+def expected_coverage(dv: np.ndarray, n: int, bins: int = 40, min_count: int = 20) -> float:
+    """Δv coverage that a sample of ``n`` of these samples would have, on average over every
+    subsample of that size drawn without replacement (``n`` at most their number N).
+
+    Exact: a bin holding ``K`` of the N samples gets a hypergeometric ``(N, K, n)`` count, so the
+    expected coverage is the mean over the M bins of ``P(count >= L)``. It puts a large sample
+    on the footing of a small one (e.g. the uniform sample next to the ImageNet-C sample).
+    """
+    m = _check_bins(bins)
+    lmin = _check_min_count(min_count)
+    values = _check_dv(np.asarray(dv, dtype=np.float64))
+    total = values.size
+    if isinstance(n, bool) or int(n) != n or not 0 <= n <= total:
+        raise VcrbenchError(f"subsample size must be an integer in [0, {total}], got {n!r}")
+    counts = np.bincount(bin_index(values, m), minlength=m)
+    return float(np.mean(hypergeom.sf(lmin - 1, total, counts, int(n))))

@@ -67,8 +67,8 @@ def plot_human_indices(
         2, len(metrics), figsize=(width * len(metrics), 6.2), squeeze=False, sharey=True
     )
     ylabels = {
-        "HMRI": r"HMRI = $1 - A^{h>m} / A^{h}$",
-        "MRSI": r"MRSI = $A^{m>h} / A^{m}$",
+        "HMRI": "HMRI\n(1: never below humans)",
+        "MRSI": "MRSI\n(0: never above humans)",
     }
     for col, metric in enumerate(metrics):
         rows = by_metric[metric]
@@ -77,16 +77,17 @@ def plot_human_indices(
             grouped_bars(
                 ax, rows, column=column, corruptions=corruptions, models=shown, colours=colours
             )
-            ax.set_xticklabels([_human_tick(c, sources.get(c)) for c in corruptions], fontsize=8)
-            ax.set_ylim(0, 1.05)
+            ax.set_xticklabels([_human_tick(c, sources.get(c)) for c in corruptions], fontsize=9)
+            ax.set_ylim(0, 1.18)
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
             ax.set_title(f"{column}, 16-class {metric}", fontsize=10)
             if col == 0:
                 ax.set_ylabel(ylabels[column])
     legend_below(fig, *unique_handles(axes.flat))
     fig.suptitle(
-        "Models against the human curve (95 % bootstrap intervals)\n"
-        "HMRI: 1 = never below humans; MRSI: share of the model's area above humans; "
-        "via c: uses the human curve of c",
+        "Models against the human curve (95 % bootstrap intervals; values on the bars)\n"
+        "HMRI: share of the humans' area the model reaches; MRSI: share of the model's area "
+        "above the humans; 'via c': compared with the human curve of corruption c",
         fontsize=10,
     )
     fig.tight_layout()

@@ -47,8 +47,8 @@ UNSUPPORTED_COLOUR = "0.62"
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "p", "h", "8", "d")
 #: Line styles that tell apart corruptions sharing a colour.
 LINESTYLES = ("-", "--", ":", "-.")
-#: Bars lower than this (on a 0–1 axis) get their value written above them.
-SHORT_BAR = 0.05
+#: Font size (points) of the value written on every bar.
+BAR_LABEL_SIZE = 7
 SAMPLE_COLOURS = {"uniform": "0.65", "imagenet-c": "black", "threshold": "tab:red"}
 
 
@@ -65,14 +65,34 @@ def model_label(name: str) -> str:
     return name
 
 
+#: Resolution of the PNG figures (dots per inch) ...
+DPI = 150
+#: ... lowered for a figure whose PNG would be taller than this (pixels): a figure must fit a
+#: 1366 × 768 screen in the report, and the layouts are landscape for that.
+MAX_PNG_HEIGHT = 1000
+#: Padding around the tight bounding box (inches, Matplotlib's default).
+_PAD_INCHES = 0.1
+
+
+def png_dpi(fig: plt.Figure) -> int:
+    """The PNG resolution of a figure: :data:`DPI`, or less where the figure's tight bounding
+    box would be taller than :data:`MAX_PNG_HEIGHT` pixels."""
+    fig.canvas.draw()
+    height = fig.get_tightbbox(fig.canvas.get_renderer()).height + 2 * _PAD_INCHES
+    return int(min(DPI, (MAX_PNG_HEIGHT - 2) // height))
+
+
 def save_figure(fig: plt.Figure, paths: Sequence[str | Path]) -> None:
-    """Save one figure to every path (format from the suffix), atomically, without timestamps."""
+    """Save one figure to every path (format from the suffix), atomically, without timestamps;
+    a PNG at :func:`png_dpi`."""
     try:
         for path in map(Path, paths):
             fmt = path.suffix.lstrip(".")
             metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+            dpi = png_dpi(fig) if fmt == "png" else DPI
             with atomic_write(path) as tmp:
-                fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+                fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight",
+                            pad_inches=_PAD_INCHES, metadata=metadata)
     finally:
         plt.close(fig)
 
@@ -145,13 +165,12 @@ def grouped_bars(
                 capsize=2,
                 error_kw={"linewidth": 0.8},
             )
-            # a bar too short to see still shows its value (0 is a result, not a gap)
+            # every bar says its value (a bar too short to see too: 0 is a result, not a gap)
             for x, y, up in zip(xs, ys, hi, strict=True):
-                if y < SHORT_BAR:
-                    ax.text(
-                        x, y + up + 0.02, f"{y:.2f}", color=colours[model], fontsize=6,
-                        rotation=90, ha="center", va="bottom",
-                    )
+                ax.text(
+                    x, min(y + up + 0.015, 1.0), f"{y:.2f}", color="0.15",
+                    fontsize=BAR_LABEL_SIZE, rotation=90, ha="center", va="bottom",
+                )
     ax.set_xticks(range(len(corruptions)))
     ax.set_xlim(-0.6, len(corruptions) - 0.4)
     ax.grid(axis="y", alpha=0.3)

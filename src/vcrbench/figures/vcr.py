@@ -12,11 +12,10 @@ import numpy as np
 import pyarrow as pa
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
 
 from vcrbench.core.properties import select
 from vcrbench.core.tables import read_table
-from vcrbench.curves.binning import bin_index
+from vcrbench.curves.binning import bin_index, coverage, expected_coverage
 from vcrbench.errors import VcrbenchError
 from vcrbench.figures.style import (
     DV_LABEL,
@@ -58,6 +57,30 @@ def _unsupported(row: dict | None) -> bool:
     return row is not None and row["R"] is None
 
 
+def _data_range(row: dict | None) -> tuple[float, float]:
+    """The Δv range a curve's data support (the metrics row's ``dv_min``, ``dv_max``); the
+    whole axis where the row does not say."""
+    if row is None or row.get("dv_min") is None or row.get("dv_max") is None:
+        return 0.0, 1.0
+    return float(row["dv_min"]), float(row["dv_max"])
+
+
+def _split_at_range(v: np.ndarray, s: np.ndarray, lo: float, hi: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The curve inside ``[lo, hi]`` and outside it, as two arrays with NaN gaps (the outside
+    part repeats the boundary points so that both parts join)."""
+    inside = (v >= lo - 1e-9) & (v <= hi + 1e-9)
+    outside = ~inside
+    joined = outside.copy()
+    joined[1:] |= outside[:-1]
+    joined[:-1] |= outside[1:]
+    return np.where(inside, s, np.nan), np.where(joined, s, np.nan)
+
+
+#: How the part of a curve without data is drawn (models: dashed; humans: dotted).
+EXTRAPOLATED = {"model": "--", "human": ":"}
+
+
 def plot_curves(
     curves: Mapping[str, pa.Table],
     rates: Mapping[str, pa.Table],
@@ -74,12 +97,15 @@ def plot_curves(
     """Per property, each model's fitted curve with its 95 % band and its per-bin rates.
 
     ``curves`` / ``rates`` / ``metrics``: model name -> its ``curves/<m>/<c>.parquet`` /
-    ``rates/…`` / ``metrics/…`` table; a curve whose R is not reported (too few bins) is drawn
-    grey and thin, labelled so. ``human`` / ``human_rates`` / ``human_metrics``: the human curve
-    (``human/<c>.parquet``, 16-class rows), its per-bin rates and metrics that this corruption is
-    compared with, drawn in black with its 95 % band, dashed over the Δv range its data support
-    and dotted where it is extrapolated, labelled with ``human_source``. ``models``: the run's
-    models, for the colours.
+    ``rates/…`` / ``metrics/…`` table. A curve is solid over the Δv range its data support
+    (``dv_min`` to ``dv_max`` of its metrics row) and dashed beyond it, where it is only
+    extrapolated to the anchors; the Δv outside every shown curve's data is shaded. A curve whose
+    R is not reported (too few bins) is drawn grey and thin, labelled with its number of bins.
+    ``human`` / ``human_rates`` / ``human_metrics``: the human curve (``human/<c>.parquet``,
+    16-class rows), its per-bin rates and metrics that this corruption is compared with, drawn
+    in black with its 95 % band (hatched), solid over its data and dotted beyond, labelled with
+    ``human_source``. ``models``: the run's models, for the colours. Landscape: at most two
+    panels a row.
     """
     metrics = metrics or {}
     colours = model_colours(models or list(curves))
@@ -88,22 +114,35 @@ def plot_curves(
     present = present or list(PROPERTY_TITLES)[:1]
     cols = min(2, len(present))
     rows_n = math.ceil(len(present) / cols)
-    fig, axes = plt.subplots(rows_n, cols, figsize=(5.2 * cols, 3.9 * rows_n), squeeze=False)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5.6 * cols, 2.9 * rows_n + 0.9),
+                             squeeze=False, sharex=True)
     human_name = f"humans ({human_source})" if human_source else "humans"
+    extrapolated = False
     for ax, prop in zip(axes.flat, present, strict=False):
+        data_lo, data_hi = 1.0, 0.0
         for model in sorted(curves):
             curve = property_rows(curves[model], *prop)
             colour = colours[model]
-            thin = _unsupported(_metrics_row(metrics.get(model), prop))
+            row = _metrics_row(metrics.get(model), prop)
+            thin = _unsupported(row)
             if thin:
                 colour = UNSUPPORTED_COLOUR
             if curve["v"].size:
+                lo, hi = _data_range(row)
+                data_lo, data_hi = min(data_lo, lo), max(data_hi, hi)
                 ax.fill_between(
                     curve["v"], curve["lo95"], curve["hi95"], color=colour, alpha=0.18, linewidth=0
                 )
-                label = model_label(model) + (" (too few bins: R not reported)" if thin else "")
-                ax.plot(curve["v"], curve["s"], color=colour, linewidth=1 if thin else 2,
-                        label=label)
+                label = model_label(model)
+                if thin:
+                    bins = row.get("bins_present")
+                    label += f" (only {bins} bins with data: R not reported)"
+                inside, outside = _split_at_range(curve["v"], curve["s"], lo, hi)
+                ax.plot(curve["v"], inside, color=colour, linewidth=1 if thin else 2, label=label)
+                if np.isfinite(outside).any():
+                    extrapolated = True
+                    ax.plot(curve["v"], outside, color=colour, linewidth=1 if thin else 1.5,
+                            linestyle=EXTRAPOLATED["model"])
             centers, values = _present_rates(rates.get(model), prop)
             if centers.size:
                 ax.scatter(
@@ -122,39 +161,46 @@ def plot_curves(
                     alpha=0.35,
                     linewidth=0,
                 )
-                row = _metrics_row(human_metrics, prop)
-                lo, hi = (0.0, 1.0) if row is None else (row["dv_min"], row["dv_max"])
-                inside = (curve["v"] >= lo - 1e-9) & (curve["v"] <= hi + 1e-9)
-                ax.plot(
-                    np.where(inside, curve["v"], np.nan), curve["s"], color=HUMAN_COLOUR,
-                    linewidth=2, linestyle="--", label=human_name,
-                )
-                if not inside.all():
-                    ax.plot(np.where(inside, np.nan, curve["v"]), curve["s"], color=HUMAN_COLOUR,
-                            linewidth=1, linestyle=":",
-                            label=f"{human_name}: no data (extrapolated)")
+                lo, hi = _data_range(_metrics_row(human_metrics, prop))
+                inside, outside = _split_at_range(curve["v"], curve["s"], lo, hi)
+                ax.plot(curve["v"], inside, color=HUMAN_COLOUR, linewidth=2, label=human_name)
+                if np.isfinite(outside).any():
+                    extrapolated = True
+                    ax.plot(curve["v"], outside, color=HUMAN_COLOUR, linewidth=1.2,
+                            linestyle=EXTRAPOLATED["human"])
             centers, values = _present_rates(human_rates, prop)
             if centers.size:
                 ax.scatter(
                     centers, values, s=22, marker="s", facecolor="white",
                     edgecolor=HUMAN_COLOUR, linewidth=1, zorder=4,
                 )
+        if data_lo < data_hi:
+            for a, b in ((0.0, data_lo), (data_hi, 1.0)):
+                if b - a > 1e-3:
+                    ax.axvspan(a, b, color="0.5", alpha=0.1, linewidth=0, zorder=0)
         ax.set_title(PROPERTY_TITLES[prop], fontsize=10)
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel(DV_LABEL)
-        ax.set_ylabel(METRIC_LABELS[prop[0]])
+        ax.set_ylabel(METRIC_LABELS[prop[0]], fontsize=9)
+        ax.tick_params(labelsize=9, labelbottom=True)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(present) :]:
         ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel(DV_LABEL, fontsize=9)
     handles, labels = unique_handles(axes.flat)
-    dots = [Line2D([], [], marker="o", color="0.4", linestyle="none", markersize=4)]
-    dot_labels = ["per-bin rate (models: dots)"]
+    extra = [Line2D([], [], marker="o", color="0.4", linestyle="none", markersize=4)]
+    extra_labels = ["per-bin rate (models: dots)"]
     if human is not None:
-        dots.append(Line2D([], [], marker="s", markerfacecolor="white", markeredgecolor="black",
-                           linestyle="none", markersize=5))
-        dot_labels.append("per-bin rate (humans: squares)")
-    legend_below(fig, handles + dots, labels + dot_labels, ncol=3)
+        extra.append(Line2D([], [], marker="s", markerfacecolor="white", markeredgecolor="black",
+                            linestyle="none", markersize=5))
+        extra_labels.append("per-bin rate (humans: squares)")
+    if extrapolated:
+        extra.append(Line2D([], [], color="0.3", linestyle=EXTRAPOLATED["model"]))
+        extra_labels.append("beyond the data: extrapolated to the anchors (humans: dotted)")
+        extra.append(Patch(color="0.5", alpha=0.2))
+        extra_labels.append("Δv without data")
+    legend_below(fig, handles + extra, labels + extra_labels, ncol=3)
     fig.suptitle(
         f"{corruption}: fitted curves (lines) with 95 % bootstrap bands (shaded) and per-bin "
         "rates (points)",
@@ -183,27 +229,36 @@ def plot_dv_histograms(
     paths: Sequence[str | Path],
     imagenet_c: Mapping[str, Sequence[float]] | None = None,
 ) -> plt.Figure:
-    """Histogram of Δv per corruption over M bins, with the coverage threshold L marked.
+    """Distribution of Δv per corruption over the M bins, as the fraction of each sample per
+    bin, so that samples of different sizes compare (paper, Fig. 4).
 
-    ``dv``: corruption -> Δv of its uniform sample; ``imagenet_c``: corruption -> Δv of its
-    ImageNet-C severity sample, drawn as a black outline on the same bins (paper, Fig. 4).
+    ``dv``: corruption -> Δv of its uniform sample (grey bars); ``imagenet_c``: corruption -> Δv
+    of its ImageNet-C severity sample (black outline). Each panel's title gives the coverage of
+    the uniform sample, of the ImageNet-C sample, and of the uniform sample at the ImageNet-C
+    sample's size (:func:`vcrbench.curves.binning.expected_coverage`), the fair comparison.
     """
     imagenet_c = imagenet_c or {}
     names = list(dv)
-    cols = min(4, len(names))
+    cols = min(5, max(1, len(names)))
     rows_n = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows_n, cols, figsize=(3.4 * cols, 2.9 * rows_n), squeeze=False)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(2.45 * cols + 0.6, 1.95 * rows_n + 1.1),
+                             squeeze=False, sharex=True)
     edges = np.linspace(0, 1, bins + 1)
 
-    def counts_of(values: Sequence[float]) -> np.ndarray:
-        return np.bincount(bin_index(np.asarray(values, dtype=float), bins), minlength=bins)
+    def fractions_of(values: Sequence[float]) -> tuple[np.ndarray, int]:
+        values = np.asarray(values, dtype=float)
+        counts = np.bincount(bin_index(values, bins), minlength=bins)
+        return counts / max(1, values.size), int(values.size)
 
+    sizes, ic_sizes = set(), set()
     for ax, name in zip(axes.flat, names, strict=False):
-        counts = counts_of(dv[name])
-        title = f"{name}\ncoverage {np.mean(counts >= min_count):.2f} uniform"
+        share, n = fractions_of(dv[name])
+        sizes.add(n)
+        cover = coverage(np.asarray(dv[name], dtype=float), bins, min_count) if n else 0.0
+        title = f"{name}\ncov. {cover:.2f}"
         ax.bar(
             edges[:-1],
-            counts,
+            share,
             width=np.diff(edges),
             align="edge",
             color=SAMPLE_COLOURS["uniform"],
@@ -211,34 +266,35 @@ def plot_dv_histograms(
             linewidth=0.3,
             label="uniform sample (parameters drawn over their whole domain)",
         )
-        if name in imagenet_c:
-            ic = counts_of(imagenet_c[name])
+        if name in imagenet_c and len(imagenet_c[name]):
+            ic_values = np.asarray(imagenet_c[name], dtype=float)
+            ic_share, n_ic = fractions_of(ic_values)
+            ic_sizes.add(n_ic)
             ax.stairs(
-                ic, edges, color=SAMPLE_COLOURS["imagenet-c"], linewidth=1.4,
+                ic_share, edges, color=SAMPLE_COLOURS["imagenet-c"], linewidth=1.4,
                 label="ImageNet-C sample (severities 1–5)",
             )
-            title += f", {np.mean(ic >= min_count):.2f} ImageNet-C"
-        ax.axhline(
-            min_count, color=SAMPLE_COLOURS["threshold"], linewidth=1, linestyle="--",
-            label=f"L = {min_count}: least samples of a covered bin",
-        )
-        ax.set_title(title, fontsize=9)
+            fair = (expected_coverage(np.asarray(dv[name], dtype=float), n_ic, bins, min_count)
+                    if n >= n_ic else float("nan"))
+            title += f" · IC {coverage(ic_values, bins, min_count):.2f} vs {fair:.2f}"
+        ax.set_title(title, fontsize=9.5)
         ax.set_xlim(0, 1)
-        ax.set_xlabel(DV_LABEL, fontsize=8)
-        ax.set_ylabel("samples per bin", fontsize=8)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.tick_params(labelsize=7)
+        ax.set_ylim(bottom=0)
+        ax.tick_params(labelsize=8.5, labelbottom=True)
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
     handles, labels = unique_handles(axes.flat)
-    order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("L ="))  # L last
-    legend_below(fig, [handles[i] for i in order], [labels[i] for i in order], ncol=3)
-    sizes = sorted({len(v) for v in dv.values()})
-    n_text = f"N = {sizes[0]} per corruption, " if len(sizes) == 1 else ""
+    legend_below(fig, handles, labels, ncol=2)
+    fig.supxlabel(DV_LABEL, fontsize=10, y=0.06 if rows_n > 1 else 0.0)
+    fig.supylabel("fraction of the sample per bin", fontsize=10)
+    n_text = ("N = " + "/".join(map(str, sorted(sizes)))) if sizes else "no samples"
+    ic_text = (" · of the ImageNet-C sample (IC, N = " + "/".join(map(str, sorted(ic_sizes)))
+               + ") vs the uniform one's at that N") if ic_sizes else ""
     fig.suptitle(
-        f"Δv of the corrupted samples ({n_text}{bins} bins; coverage = fraction of bins "
-        f"with at least L = {min_count} samples)",
-        fontsize=11,
+        f"Δv of the corrupted samples over {bins} bins. Under each name: coverage (fraction of "
+        f"bins with at least L = {min_count} samples)\nof the uniform sample ({n_text})"
+        f"{ic_text}",
+        fontsize=10.5,
     )
     fig.tight_layout()
     save_figure(fig, paths)
@@ -249,31 +305,55 @@ def _has_values(column: pa.ChunkedArray) -> bool:
     return len(column) > column.null_count
 
 
+def _mean_r_order(rows: Sequence[Mapping], corruptions: Sequence[str]) -> list[str]:
+    """Corruptions by decreasing mean R over the models (those without any R last)."""
+    def key(corruption: str) -> tuple[bool, float]:
+        values = [r["R"] for r in rows if r["corruption"] == corruption and r["R"] is not None]
+        return (not values, -float(np.mean(values)) if values else 0.0)
+
+    return sorted(corruptions, key=key)
+
+
 def plot_robustness(
     summary: pa.Table, *, paths: Sequence[str | Path], models: Sequence[str] | None = None
 ) -> plt.Figure:
-    """R with 95 % intervals per corruption, one bar per model, one panel per property."""
+    """R with 95 % intervals per corruption, one bar per model, one panel per property (at most
+    two a row); each panel's corruptions by decreasing mean R, every bar labelled with its
+    value, and on accuracy panels each model's clean accuracy (the curves' anchor s(0)) as a
+    dashed line in its colour."""
     data = summary.to_pylist()
     shown = sorted({r["model"] for r in data})
     colours = model_colours(models or shown)
     props = [p for p in PROPERTY_TITLES if _has_values(select(summary, *p).column("R"))]
     props = props or list(PROPERTY_TITLES)[:1]
     corruptions = list(dict.fromkeys(r["corruption"] for r in data))
-    fig, axes = plt.subplots(
-        len(props),
-        1,
-        figsize=(max(6, 0.6 * len(corruptions) * len(shown) + 2), 2.8 * len(props)),
-        squeeze=False,
-    )
-    for ax, prop in zip(axes[:, 0], props, strict=True):
+    cols = min(2, len(props))
+    rows_n = math.ceil(len(props) / cols)
+    width = max(4.8, 0.3 * len(corruptions) * (len(shown) + 0.5) + 1.2)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(width * cols, 3.0 * rows_n + 0.8),
+                             squeeze=False)
+    for ax, prop in zip(axes.flat, props, strict=False):
         rows = select(summary, *prop).to_pylist()
-        grouped_bars(ax, rows, column="R", corruptions=corruptions, models=shown, colours=colours)
-        ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel(r"$R$ = area under $s$ (0–1)")
+        order = _mean_r_order(rows, corruptions)
+        grouped_bars(ax, rows, column="R", corruptions=order, models=shown, colours=colours)
+        if prop[0] == "accuracy":
+            for model in shown:
+                anchors = [r["anchor"] for r in rows
+                           if r["model"] == model and r["anchor"] is not None]
+                if anchors:
+                    ax.axhline(float(np.mean(anchors)), color=colours[model], linestyle="--",
+                               linewidth=1, label=f"clean accuracy of {model_label(model)}")
+        ax.set_xticklabels(order, rotation=35, ha="right", fontsize=8.5)
+        ax.set_ylim(0, 1.18)
+        ax.set_yticks(np.linspace(0, 1, 6))
+        ax.tick_params(axis="y", labelsize=8.5)
+        ax.set_ylabel(r"$R$ = area under the curve", fontsize=9)
         ax.set_title(PROPERTY_TITLES[prop], fontsize=10)
+    for ax in list(axes.flat)[len(props) :]:
+        ax.axis("off")
     legend_below(fig, *unique_handles(axes.flat))
-    fig.suptitle("Robustness R per corruption and model (95 % bootstrap intervals)", fontsize=11)
+    fig.suptitle("Robustness R per corruption and model, highest first (95 % bootstrap "
+                 "intervals; values on the bars)", fontsize=11)
     fig.tight_layout()
     save_figure(fig, paths)
     return fig
@@ -289,8 +369,9 @@ def plot_r_vs_imagenet_c(
 ) -> plt.Figure:
     """R against the ImageNet-C mean over the five severities (paper, Fig. 5).
 
-    One point per model × corruption (colour: model, marker: corruption) with R's 95 % interval,
-    for 1000-class accuracy; a run without labelled images falls back to 16-class accuracy,
+    One point per model × corruption (colour: model, marker: corruption) with 95 % intervals on
+    both axes (R's and the ImageNet-C mean's, each resampling images), for 1000-class accuracy;
+    a run without labelled images falls back to 16-class accuracy,
     then consistency, and says so in the title. The dotted diagonal is R = ImageNet-C mean.
     """
     data = summary.to_pylist()
@@ -312,8 +393,12 @@ def plot_r_vs_imagenet_c(
     for r in rows:
         lo = r["R"] - (r["R_lo"] if r["R_lo"] is not None else r["R"])
         hi = (r["R_hi"] if r["R_hi"] is not None else r["R"]) - r["R"]
+        x, x_lo, x_hi = (r["imagenet_c_mean"], r.get("imagenet_c_mean_lo"),
+                         r.get("imagenet_c_mean_hi"))
+        xerr = [[max(0.0, x - (x if x_lo is None else x_lo))],
+                [max(0.0, (x if x_hi is None else x_hi) - x)]]
         ax.errorbar(
-            r["imagenet_c_mean"], r["R"], yerr=[[max(0.0, lo)], [max(0.0, hi)]],
+            x, r["R"], xerr=xerr, yerr=[[max(0.0, lo)], [max(0.0, hi)]],
             color=colours[r["model"]], marker=markers[r["corruption"]], markersize=7,
             markeredgecolor="white", markeredgewidth=0.5, linestyle="none", elinewidth=0.8,
             capsize=2, zorder=3,

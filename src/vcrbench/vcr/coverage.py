@@ -7,32 +7,62 @@ accuracy only the labelled ones); every model sees the same sample, so the model
 matter. ``imagenet_c_coverage`` is the same on every row of a corruption (null without an
 ImageNet-C sample).
 
+Coverage grows with the sample size, so a small ImageNet-C sample next to a large uniform one
+is no fair comparison: ``coverage_at_imagenet_c_n`` is the uniform sample's coverage at the
+ImageNet-C sample's size, the mean over every subsample of that size
+(:func:`vcrbench.curves.binning.expected_coverage`).
+
 Table columns: ``corruption`` (string), ``n_samples`` (int64, uniform samples behind the
-coverage), ``coverage``, ``imagenet_c_coverage`` (float64 in [0, 1], null where absent).
-Shown as CSV (:func:`vcrbench.core.tables.csv_text`) and Markdown (:func:`coverage_markdown`),
-derived from the Parquet summary.
+coverage), ``coverage``, ``imagenet_c_n`` (int64, samples of the ImageNet-C sample),
+``imagenet_c_coverage``, ``coverage_at_imagenet_c_n`` (float64 in [0, 1]; the ImageNet-C
+columns null where the corruption has no ImageNet-C sample). Shown as CSV
+(:func:`vcrbench.core.tables.csv_text`), Markdown (:func:`coverage_markdown`) and HTML for the
+report (:func:`vcrbench.figures.tables.coverage_html`), derived from the Parquet summary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from vcrbench.core.tables import markdown_table
+from vcrbench.curves.binning import expected_coverage
 
 SCHEMA = pa.schema(
     [
         ("corruption", pa.string()),
         ("n_samples", pa.int64()),
         ("coverage", pa.float64()),
+        ("imagenet_c_n", pa.int64()),
         ("imagenet_c_coverage", pa.float64()),
+        ("coverage_at_imagenet_c_n", pa.float64()),
     ]
 )
 
 
-def coverage_table(summary: pa.Table, corruptions: Sequence[str] | None = None) -> pa.Table:
-    """One row per corruption (in ``corruptions`` order, else the summary's), module docstring."""
+def coverage_table(
+    summary: pa.Table,
+    corruptions: Sequence[str] | None = None,
+    *,
+    uniform_dv: Mapping[str, np.ndarray] | None = None,
+    imagenet_c_n: Mapping[str, int] | None = None,
+    bins: int = 40,
+    min_count: int = 20,
+) -> pa.Table:
+    """One row per corruption (in ``corruptions`` order, else the summary's), module docstring.
+
+    Args:
+        summary: ``metrics/summary.parquet``.
+        corruptions: the order of the rows.
+        uniform_dv: corruption -> Δv of every sample of its uniform sample (for the coverage at
+            the ImageNet-C sample's size; null without).
+        imagenet_c_n: corruption -> size of its ImageNet-C sample (absent: none).
+        bins, min_count: the run's M and L.
+    """
+    uniform_dv = uniform_dv or {}
+    imagenet_c_n = imagenet_c_n or {}
     rows = summary.select(
         ["corruption", "n_samples", "coverage", "imagenet_c_coverage"]
     ).to_pylist()
@@ -46,27 +76,41 @@ def coverage_table(summary: pa.Table, corruptions: Sequence[str] | None = None) 
         best = max(mine, key=lambda r: (r["n_samples"] or 0))
         ic = next((r["imagenet_c_coverage"] for r in mine if r["imagenet_c_coverage"] is not None),
                   None)
+        n_ic = imagenet_c_n.get(corruption) if ic is not None else None
+        dv = uniform_dv.get(corruption)
+        at_n = None
+        if n_ic is not None and dv is not None and len(dv) >= n_ic:
+            at_n = expected_coverage(np.asarray(dv), int(n_ic), bins=bins, min_count=min_count)
         out.append(
             {
                 "corruption": corruption,
                 "n_samples": best["n_samples"],
                 "coverage": best["coverage"],
+                "imagenet_c_n": n_ic,
                 "imagenet_c_coverage": ic,
+                "coverage_at_imagenet_c_n": at_n,
             }
         )
     return pa.Table.from_pylist(out, schema=SCHEMA)
 
 
+def _fraction(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 def coverage_markdown(table: pa.Table, *, bins: int | None = None,
                       min_count: int | None = None) -> str:
     """The coverage table as Markdown, with M and L stated when given."""
-    header = ["corruption", "uniform samples", "uniform coverage", "ImageNet-C coverage"]
+    header = ["corruption", "uniform samples", "uniform coverage", "ImageNet-C samples",
+              "ImageNet-C coverage", "uniform coverage at the ImageNet-C size"]
     rows = [
         [
             row["corruption"],
             str(row["n_samples"]),
-            f"{row['coverage']:.3f}",
-            "–" if row["imagenet_c_coverage"] is None else f"{row['imagenet_c_coverage']:.3f}",
+            _fraction(row["coverage"]),
+            "–" if row["imagenet_c_n"] is None else str(row["imagenet_c_n"]),
+            _fraction(row["imagenet_c_coverage"]),
+            _fraction(row["coverage_at_imagenet_c_n"]),
         ]
         for row in table.to_pylist()
     ]
@@ -74,4 +118,6 @@ def coverage_markdown(table: pa.Table, *, bins: int | None = None,
     note = "Coverage: fraction of the Δv bins holding at least L samples"
     if bins is not None and min_count is not None:
         note += f" (M = {bins} bins, L = {min_count})"
-    return "\n".join(lines) + f"\n\n{note}; – : no ImageNet-C sample.\n"
+    return "\n".join(lines) + (
+        f"\n\n{note}; the last column is the uniform sample's coverage at the ImageNet-C sample's"
+        " size (mean over every subsample of that size); – : no ImageNet-C sample.\n")

@@ -3,10 +3,11 @@
 Columns (documented in the README): ``model, corruption, metric, classes, R, R_lo, R_hi,
 HMRI, HMRI_lo, HMRI_hi, MRSI, MRSI_lo, MRSI_hi, coverage, n_samples, bins_present, dv_min,
 dv_max, human_source, human_dv_min, human_dv_max, anchor, right_anchor, lam, resampled,
-imagenet_c_mean, imagenet_c_coverage, note``. Human-relative columns are null where no human
-curve exists, the ImageNet-C ones where the run has no ImageNet-C sample for that corruption
-(``sampling.imagenet_c_n``). ``note`` joins the curve's note and the human comparison's: why a
-value is null (too little support) or restricted (HMRI / MRSI over the human data's range).
+imagenet_c_mean, imagenet_c_mean_lo, imagenet_c_mean_hi, imagenet_c_coverage, note``.
+Human-relative columns are null where no human curve exists, the ImageNet-C ones where the
+run has no ImageNet-C sample for that corruption (``sampling.imagenet_c_n``). ``note`` joins
+the curve's note and the human comparison's: why a value is null (too little support) or
+restricted (HMRI / MRSI over the human data's range).
 CSV (:func:`vcrbench.core.tables.csv_text`) and Markdown (:func:`summary_markdown`) are
 derived from the Parquet table, never the other way round.
 """
@@ -41,6 +42,8 @@ ORDER = (
     "lam",
     "resampled",
     "imagenet_c_mean",
+    "imagenet_c_mean_lo",
+    "imagenet_c_mean_hi",
     "imagenet_c_coverage",
     "note",
 )
@@ -62,7 +65,7 @@ def build_summary(metrics: pa.Table, human: pa.Table | None = None,
     """Per-model metrics joined with the human-relative and ImageNet-C columns (module docstring).
 
     ``human`` has KEYS, the HMRI / MRSI columns and ``human_source``; ``imagenet_c`` KEYS,
-    ``imagenet_c_mean`` and ``imagenet_c_coverage``.
+    ``imagenet_c_mean`` (with ``_lo``, ``_hi``) and ``imagenet_c_coverage``.
     """
     columns = {name: metrics.column(name) for name in metrics.column_names}
     for name in HUMAN_COLUMNS:
@@ -73,7 +76,8 @@ def build_summary(metrics: pa.Table, human: pa.Table | None = None,
         ["; ".join(n for n in pair if n) or None
          for pair in zip(metrics.column("note").to_pylist(), human_note, strict=True)],
         pa.string())
-    for name in ("imagenet_c_mean", "imagenet_c_coverage"):
+    for name in ("imagenet_c_mean", "imagenet_c_mean_lo", "imagenet_c_mean_hi",
+                 "imagenet_c_coverage"):
         columns[name] = _lookup(imagenet_c, metrics, name, pa.float64())
     table = pa.table({name: columns[name] for name in ORDER})
     indices = pc.sort_indices(

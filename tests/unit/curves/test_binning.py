@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vcrbench.curves.binning import bin_index, bin_rates, coverage
+from vcrbench.curves.binning import bin_index, bin_rates, coverage, expected_coverage
 from vcrbench.errors import VcrbenchError
 
 
@@ -74,3 +74,21 @@ def test_coverage() -> None:
     dv = np.concatenate([np.full(20, 0.01), np.full(19, 0.5), np.full(25, 0.99)])
     assert coverage(dv, bins=40, min_count=20) == pytest.approx(2 / 40)
     assert coverage(np.random.default_rng(1).uniform(0, 1, 40_000), 40, 20) == 1.0
+
+
+def test_expected_coverage_is_the_mean_over_every_subsample() -> None:
+    # brute force: every subsample of 5 of 11 samples (462 of them)
+    from itertools import combinations
+
+    dv = np.array([0.05, 0.1, 0.15, 0.2, 0.45, 0.5, 0.55, 0.6, 0.65, 0.9, 0.95])
+    for n in (0, 3, 5, 11):
+        direct = np.mean([coverage(dv[list(c)], bins=4, min_count=2)
+                          for c in combinations(range(dv.size), n)]) if n else 0.0
+        assert expected_coverage(dv, n, bins=4, min_count=2) == pytest.approx(direct, abs=1e-12)
+    assert expected_coverage(dv, 11, bins=4, min_count=2) == coverage(dv, bins=4, min_count=2)
+
+
+@pytest.mark.parametrize("n", [-1, 12, 2.5, True])
+def test_expected_coverage_rejects_sizes_outside_the_sample(n) -> None:
+    with pytest.raises(VcrbenchError, match="subsample size"):
+        expected_coverage(np.linspace(0, 1, 11), n, bins=4, min_count=2)

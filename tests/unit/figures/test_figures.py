@@ -10,6 +10,7 @@ from helpers.images import assert_png
 from matplotlib.colors import to_rgba
 
 from vcrbench.core.tables import csv_text, write_table
+from vcrbench.curves.binning import expected_coverage
 from vcrbench.curves.tables import CURVES_SCHEMA, RATES_SCHEMA
 from vcrbench.figures.human import plot_human_indices, plot_human_similarity
 from vcrbench.figures.style import MARKERS, model_colours, model_label
@@ -88,7 +89,8 @@ def _summary(*, human: bool = True, imagenet_c: bool = True, accuracy_1000: bool
                         + (" via uniform_noise" if corruption == "gaussian_noise" else ""),
                     )
                 if imagenet_c and corruption != "frost":
-                    row.update(imagenet_c_mean=r + 0.1, imagenet_c_coverage=0.4 + 0.1 * j)
+                    row.update(imagenet_c_mean=r + 0.1, imagenet_c_mean_lo=r + 0.07,
+                               imagenet_c_mean_hi=r + 0.14, imagenet_c_coverage=0.4 + 0.1 * j)
                 rows.append(row)
     return pa.Table.from_pylist(rows)
 
@@ -179,11 +181,21 @@ def test_dv_histograms_with_and_without_imagenet_c_sample(tmp_path):
     )
     assert_png(path)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles[0] == "gaussian_noise\ncoverage 1.00 uniform, 0.40 ImageNet-C"
-    assert titles[1].startswith("frost\ncoverage 0.60 uniform") and "ImageNet-C" not in titles[1]
+    # the uniform sample at the ImageNet-C sample's size (41 of 200 samples)
+    fair = expected_coverage(dv["gaussian_noise"], 41, bins=BINS, min_count=10)
+    assert 0 < fair < 1
+    assert titles[0] == f"gaussian_noise\ncov. 1.00 · IC 0.40 vs {fair:.2f}"
+    assert titles[1] == "frost\ncov. 0.60"
     text = _texts(fig)
     assert "ImageNet-C sample (severities 1–5)" in text and "L = 10" in text
-    assert "visual change" in text and "samples per bin" in text
+    assert "visual change" in text and "fraction of the sample per bin" in text
+    assert "N = 200" in text and "IC, N = 41" in text
+    # bars and outline are fractions of their own sample: each sums to 1
+    first = fig.axes[0]
+    (bars,) = first.containers
+    assert sum(p.get_height() for p in bars.patches) == pytest.approx(1)
+    (outline,) = [p for p in first.patches if p not in bars.patches]
+    assert outline.get_data().values.sum() == pytest.approx(1)
 
 
 def test_read_dv_groups_shards_by_corruption_folder(tmp_path):
@@ -211,17 +223,46 @@ def test_robustness_and_human_indices_share_model_colours(tmp_path):
     assert "HMRI, 16-class accuracy" in text and "MRSI, 16-class accuracy" in text
     assert "gaussian_noise\nvia uniform_noise" in text
     assert "frost" not in text  # no human curve: no HMRI bar
-    assert "HMRI = $1 - A^{h>m} / A^{h}$" in text
+    assert "HMRI\n(1: never below humans)" in text and "A^{" not in text
+    # every bar says its value: 2 corruptions × 3 models in each of the 2 panels
+    assert sum(len(ax.texts) for ax in figs["indices"].axes) == 2 * 2 * len(MODELS)
     # panels: HMRI and MRSI for the one metric with human values
     assert len([ax for ax in figs["indices"].axes if ax.get_title()]) == 2
 
 
-def test_a_bar_too_short_to_see_shows_its_value(tmp_path):
+def test_every_bar_shows_its_value_a_bar_too_short_to_see_too(tmp_path):
     rows = _summary().to_pylist()
     rows[0].update(R=0.0, R_lo=0.0, R_hi=0.01)
     fig = plot_robustness(pa.Table.from_pylist(rows), paths=[tmp_path / "r.png"])
     values = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert values == ["0.00"]
+    assert len(values) == len(rows) and "0.00" in values
+    bars = [p.get_height() for ax in fig.axes for c in ax.containers
+            if hasattr(c, "patches") for p in c.patches]
+    assert sorted(values) == sorted(f"{h:.2f}" for h in bars)
+
+
+def test_robustness_orders_each_panel_by_r_and_marks_clean_accuracy(tmp_path):
+    rows = _summary().to_pylist()
+    # make frost the most robust corruption in the 1000-class accuracy panel only
+    for row in rows:
+        if (row["corruption"], row["metric"], row["classes"]) == ("frost", "accuracy", 1000):
+            row.update(R=0.95, R_lo=0.9, R_hi=0.97)
+    fig = plot_robustness(pa.Table.from_pylist(rows), paths=[tmp_path / "r.png"], models=MODELS)
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    ticks = [t.get_text() for t in panels["accuracy $s_a$, 1000 classes"].get_xticklabels()]
+    assert ticks == ["frost", "gaussian_blur", "gaussian_noise"]
+    ticks = [t.get_text() for t in panels["consistency $s_p$, 1000 classes"].get_xticklabels()]
+    assert ticks == ["frost", "gaussian_blur", "gaussian_noise"]  # R grows with j there too
+    ticks = [t.get_text() for t in panels["accuracy $s_a$, 16 classes"].get_xticklabels()]
+    assert ticks == ["frost", "gaussian_blur", "gaussian_noise"]
+    # clean accuracy (the anchor, 0.9) drawn on the accuracy panels only, one line per model
+    for title, ax in panels.items():
+        clean = [line for line in ax.get_lines()
+                 if line.get_label().startswith("clean accuracy of")]
+        assert len(clean) == (len(MODELS) if "accuracy" in title else 0), title
+        assert all(line.get_ydata()[0] == pytest.approx(0.9) for line in clean)
+    # landscape: two panels a row
+    assert fig.get_figwidth() > fig.get_figheight()
 
 
 def test_human_indices_of_a_model_subset_keep_the_run_colours(tmp_path):
@@ -252,6 +293,11 @@ def test_r_vs_imagenet_c_points_colours_markers(tmp_path):
         assert to_rgba(line.get_color()) in {to_rgba(c) for c in expected.values()}
         markers.setdefault(line.get_marker(), set()).add(to_rgba(line.get_color()))
     assert len(markers) == 2 and all(len(c) == len(MODELS) for c in markers.values())
+    # error bars on both axes: R's interval (vertical) and the ImageNet-C mean's (horizontal)
+    horizontal = [seg for c in ax.collections for seg in c.get_segments()
+                  if seg[0][1] == pytest.approx(seg[1][1]) and seg[0][0] != seg[1][0]]
+    assert len(horizontal) == len(points)
+    assert {round(seg[1][0] - seg[0][0], 6) for seg in horizontal} == {0.07}
     text = _texts(fig)
     assert "1000 classes" in ax.get_title() and "ImageNet-C" in ax.get_xlabel()
     assert "$R_a$" in ax.get_ylabel() and "gaussian_blur" in text
@@ -286,15 +332,82 @@ def test_human_similarity_colours_by_group(tmp_path):
 
 
 def test_coverage_table_one_row_per_corruption():
-    table = coverage_table(_summary(), corruptions=["frost", "gaussian_noise", "gaussian_blur"])
+    rng = np.random.default_rng(4)
+    uniform_dv = {c: rng.uniform(0, 1, 100) for c in ["frost", "gaussian_noise", "gaussian_blur"]}
+    table = coverage_table(_summary(), corruptions=["frost", "gaussian_noise", "gaussian_blur"],
+                           uniform_dv=uniform_dv, imagenet_c_n={"gaussian_noise": 30,
+                                                                "gaussian_blur": 30},
+                           bins=5, min_count=5)
     rows = table.to_pylist()
     assert [r["corruption"] for r in rows] == ["frost", "gaussian_noise", "gaussian_blur"]
     # the uniform coverage of the row with every sample (consistency, 100 samples)
     assert [r["coverage"] for r in rows] == pytest.approx([0.7, 0.5, 0.6])
     assert [r["n_samples"] for r in rows] == [100, 100, 100]
     assert [r["imagenet_c_coverage"] for r in rows] == [None, 0.4, pytest.approx(0.5)]
+    assert [r["imagenet_c_n"] for r in rows] == [None, 30, 30]
+    # the uniform sample at the ImageNet-C sample's size
+    assert rows[0]["coverage_at_imagenet_c_n"] is None
+    assert rows[1]["coverage_at_imagenet_c_n"] == pytest.approx(
+        expected_coverage(uniform_dv["gaussian_noise"], 30, bins=5, min_count=5))
     markdown = coverage_markdown(table, bins=40, min_count=20)
-    assert "| frost | 100 | 0.700 | – |" in markdown and "M = 40 bins, L = 20" in markdown
+    assert "| frost | 100 | 0.700 | – | – | – |" in markdown and "M = 40 bins, L = 20" in markdown
     lines = csv_text(table).splitlines()
-    assert lines[0] == "corruption,n_samples,coverage,imagenet_c_coverage"
-    assert lines[1] == "frost,100,0.7,"
+    assert lines[0] == ("corruption,n_samples,coverage,imagenet_c_n,imagenet_c_coverage,"
+                        "coverage_at_imagenet_c_n")
+    assert lines[1] == "frost,100,0.7,,,"
+
+
+def _metrics_table(rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist([{"metric": "accuracy", "classes": 1000, "R": 0.5,
+                                  "bins_present": 4, "dv_min": 0.0, "dv_max": 1.0, **row}
+                                 for row in rows])
+
+
+def test_curves_beyond_the_data_are_dashed_and_thin_support_is_grey_with_its_bins(tmp_path):
+    curves = {m: _curve_table(0.9, MODEL_PROPERTIES) for m in MODELS[:2]}
+    rates = {m: _rates_table(0.9, MODEL_PROPERTIES) for m in MODELS[:2]}
+    metrics = {
+        MODELS[0]: _metrics_table([{"dv_min": 0.0, "dv_max": 0.6}]),
+        MODELS[1]: _metrics_table([{"R": None, "bins_present": 2, "dv_min": 0.1,
+                                    "dv_max": 0.3}]),
+    }
+    fig = plot_curves(curves, rates, corruption="frost", paths=[tmp_path / "c.png"],
+                      metrics=metrics, models=MODELS)
+    ax = next(a for a in fig.axes if a.get_title() == "accuracy $s_a$, 1000 classes")
+    solid = {line.get_label(): line for line in ax.get_lines() if not line.get_label()
+             .startswith("_")}
+    first = solid[model_label(MODELS[0])]
+    v, s = first.get_xdata(), np.asarray(first.get_ydata(), dtype=float)
+    assert np.isfinite(s[v <= 0.6]).all() and np.isnan(s[v > 0.61]).all()
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"
+              and to_rgba(line.get_color()) == to_rgba(model_colours(MODELS)[MODELS[0]])]
+    assert len(dashed) == 1
+    tail = np.asarray(dashed[0].get_ydata(), dtype=float)
+    assert np.isfinite(tail[v >= 0.6]).all() and np.isnan(tail[v < 0.58]).all()
+    # the thin curve: grey, its bins in the legend
+    thin = solid[f"{model_label(MODELS[1])} (only 2 bins with data: R not reported)"]
+    assert to_rgba(thin.get_color()) == to_rgba("0.62")
+    # Δv without any model's data is shaded: beyond 0.6 (the union of the two ranges)
+    spans = [p for p in ax.patches if p.get_alpha() == 0.1]
+    assert len(spans) == 1 and spans[0].get_x() == pytest.approx(0.6)
+    text = _texts(fig)
+    assert "beyond the data: extrapolated to the anchors (humans: dotted)" in text
+    assert "Δv without data" in text
+    assert fig.get_figwidth() > fig.get_figheight()
+
+
+def test_no_png_is_taller_than_1000_pixels(tmp_path):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from vcrbench.figures.style import MAX_PNG_HEIGHT, save_figure
+
+    fig, ax = plt.subplots(figsize=(4, 14))
+    ax.plot([0, 1], [0, 1])
+    save_figure(fig, [tmp_path / "tall.png", tmp_path / "tall.pdf"])
+    with Image.open(tmp_path / "tall.png") as image:
+        assert MAX_PNG_HEIGHT - 20 <= image.height <= MAX_PNG_HEIGHT
+    fig, ax = plt.subplots(figsize=(4, 3))
+    save_figure(fig, [tmp_path / "small.png"])
+    with Image.open(tmp_path / "small.png") as image:
+        assert image.height < 3 * 150 + 40  # full resolution where it fits

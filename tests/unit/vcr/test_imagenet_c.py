@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from vcrbench.curves.resampling import unit_weights
 from vcrbench.errors import VcrbenchError
 from vcrbench.evaluation.outcomes import sample_outcomes
 from vcrbench.vcr.imagenet_c import SCHEMA, SEVERITY_COLUMNS, severity_metrics
@@ -133,3 +134,41 @@ def test_accuracy_rows_are_absent_without_labels():
     table = _metrics(_outcomes(labelled=False))
     keys = [(r["metric"], r["classes"]) for r in table.to_pylist()]
     assert keys == [("consistency", 1000), ("consistency", 16)]
+
+
+def test_interval_of_the_mean_resamples_images_with_the_curves_weights():
+    # 12 images (at least bootstrap.min_units = 10): a slow loop over replicates with the
+    # keyed image weights of the run's curves gives the same interval
+    outcomes = _outcomes()
+    table = severity_metrics(outcomes, _severities(outcomes), model="m", corruption="frost",
+                             bins=BINS, min_count=MIN_COUNT, n_boot=300, seed=5)
+    row = table.to_pylist()[1]  # consistency, 1000 classes
+    assert (row["metric"], row["classes"]) == ("consistency", 1000)
+    assert row["imagenet_c_resampled"] == "images (12)"
+    images = outcomes.column("image_id").to_pylist()
+    names = sorted(set(images))
+    weights = unit_weights(5, "images", names, 300)
+    values = outcomes.column("consistent").to_pylist()
+    severity = np.arange(N) % 5 + 1
+    means = []
+    for b in range(300):
+        w = {name: weights[b, i] for i, name in enumerate(names)}
+        rates = []
+        for s in range(1, 6):
+            num = sum(w[im] * v for im, v, lv in zip(images, values, severity, strict=True)
+                      if lv == s)
+            den = sum(w[im] for im, lv in zip(images, severity, strict=True) if lv == s)
+            if den > 0:
+                rates.append(num / den)
+        means.append(np.mean(rates) if rates else np.nan)
+    lo, hi = np.nanpercentile(means, [2.5, 97.5])
+    assert row["imagenet_c_mean_lo"] == pytest.approx(lo, abs=1e-12)
+    assert row["imagenet_c_mean_hi"] == pytest.approx(hi, abs=1e-12)
+    assert row["imagenet_c_mean_lo"] < row["imagenet_c_mean"] < row["imagenet_c_mean_hi"]
+
+
+def test_interval_with_too_few_images_resamples_samples_and_says_so():
+    outcomes = _outcomes(20)  # 4 images
+    row = _metrics(outcomes).to_pylist()[1]
+    assert row["imagenet_c_resampled"].startswith("samples (fewer than 10 units")
+    assert row["imagenet_c_mean_lo"] <= row["imagenet_c_mean"] <= row["imagenet_c_mean_hi"]
