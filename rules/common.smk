@@ -50,21 +50,25 @@ def files_of(nested):
     return [path for by in nested.values() for path in by.values()]
 
 
-#: The report's categories in reading order: Snakemake sorts them by name, so each name starts
-#: with its position.
+#: The report's categories in reading order, those of this run only: Snakemake sorts them by
+#: name, so each name starts with its position.
 REPORT_CATEGORIES = {
     name: f"{i}. {name}"
     for i, name in enumerate(
-        (
-            "Summary",
-            "Robustness curves",
-            "Human comparison",
-            "ImageNet-C comparison",
-            "Visual change coverage",
-            "Fine-tuning",
-            "Corruption overlap",
-            "Weak-robust validation",
-        ),
+        [
+            name
+            for name, present in (
+                ("Summary", True),
+                ("Robustness curves", True),
+                ("Human comparison", bool(config["human"])),
+                ("ImageNet-C comparison", bool(config["sampling"]["imagenet_c_n"])),
+                ("Visual change coverage", True),
+                ("Fine-tuning", bool(config["finetune"])),
+                ("Corruption overlap", bool(config["overlap"]["candidates"])),
+                ("Weak-robust validation", bool(config["reva"]["enabled"])),
+            )
+            if present
+        ],
         start=1,
     )
 }
@@ -74,11 +78,12 @@ REPORT_FORMAT = "png" if "png" in FORMATS else FORMATS[0]
 
 
 def report_item(path, category, caption, **labels):
-    """``path`` as a report item of a category of :data:`REPORT_CATEGORIES`."""
+    """``path`` as a report item of a category of :data:`REPORT_CATEGORIES` (a category this
+    run has no data for keeps its plain name: none of its items is made)."""
     return report(
         path,
         caption=f"../report/{caption}.rst",
-        category=REPORT_CATEGORIES[category],
+        category=REPORT_CATEGORIES.get(category, category),
         labels=labels,
     )
 

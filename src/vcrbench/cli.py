@@ -17,6 +17,7 @@ from vcrbench.errors import VcrbenchError
 
 def _corruptions(args: argparse.Namespace) -> None:
     from vcrbench.corruptions import CORRUPTIONS
+    from vcrbench.corruptions.sets import CORRUPTION_SETS
 
     entries = [
         {
@@ -36,6 +37,8 @@ def _corruptions(args: argparse.Namespace) -> None:
                 if c.imagenet_c_severities is None
                 else [dict(level) for level in c.imagenet_c_severities]
             ),
+            "source_range": {k: list(v) for k, v in c.source_range.items()} or None,
+            "sets": [name for name, members in CORRUPTION_SETS.items() if c.name in members],
         }
         for c in CORRUPTIONS.values()
     ]
@@ -46,7 +49,9 @@ def _corruptions(args: argparse.Namespace) -> None:
         domains = ", ".join(
             f"{k} ∈ [{v['low']:g}, {v['high']:g}]" for k, v in e["parameters"].items()
         )
-        print(f"{e['name']:<22} {e['visual_class']:<8} {e['source']:<15} {domains}")
+        print(f"{e['name']:<24} {e['visual_class']:<9} {e['source']:<15} {domains}")
+    for name, members in CORRUPTION_SETS.items():
+        print(f"set {name}: {', '.join(members)}")
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, float]:

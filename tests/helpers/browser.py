@@ -9,6 +9,7 @@ opens one page at a given window size, collects every JavaScript error (uncaught
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -31,6 +32,14 @@ def chromium() -> str | None:
     return None
 
 
+def _above_four(fd: int) -> int:
+    """``fd`` moved to a number above 4 (close-on-exec), so that the child's dup2 onto 3 and 4
+    never meets one of the pipe ends already there."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return moved
+
+
 class Browser:
     """One headless page of ``width`` × ``height`` CSS pixels; use as a context manager."""
 
@@ -41,11 +50,11 @@ class Browser:
         self.timeout = timeout
         self.errors: list[str] = []
         self._profile = tempfile.TemporaryDirectory(prefix="chromium-")
-        commands_read, self._commands = os.pipe()
-        self._replies, replies_write = os.pipe()
+        commands_read, self._commands = (_above_four(fd) for fd in os.pipe())
+        self._replies, replies_write = (_above_four(fd) for fd in os.pipe())
 
         def descriptors() -> None:  # in the child: the pipe ends become fds 3 and 4
-            os.dup2(commands_read, 3)
+            os.dup2(commands_read, 3)  # a copy made by dup2 is inherited by the exec
             os.dup2(replies_write, 4)
 
         self._process = subprocess.Popen(

@@ -20,10 +20,13 @@ def _write_photo(path):
     return path
 
 
-def test_corruptions_json_lists_all_fourteen(capsys):
+def test_corruptions_json_lists_every_corruption_and_its_sets(capsys):
     assert main(["corruptions", "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)
-    assert len(entries) == 14
+    assert [e["name"] for e in entries] == list(CORRUPTIONS)
+    sets = {e["name"]: e["sets"] for e in entries}
+    assert sets["frost"] == ["vcr", "imagenet-c"] and sets["noc_rain"] == [
+        "noc-candidates", "imagenet-noc"]
     for entry in entries:
         assert entry["parameters"] and entry["visual_class"] and entry["source"]
     glass = next(e for e in entries if e["name"] == "glass_blur")

@@ -65,8 +65,8 @@ def test_report_has_every_figure_with_its_caption(report):
     html = report.read_text(encoding="utf-8")
     assert report.stat().st_size > 100_000  # the figures are embedded
     for text in (
-        "1. Summary", "2. Robustness curves", "4. ImageNet-C comparison",
-        "5. Visual change coverage", "r-vs-imagenet-c.png", "dv-histograms.png", "summary.html",
+        "1. Summary", "2. Robustness curves", "3. ImageNet-C comparison",
+        "4. Visual change coverage", "r-vs-imagenet-c.png", "dv-histograms.png", "summary.html",
         "coverage.html", "mean accuracy over the five", "ImageNet-C severity sample",
     ):
         assert text in html, text
@@ -127,10 +127,10 @@ def test_report_in_a_browser_opens_on_the_summary_with_png_and_the_table(report,
         browser.screenshot(tmp_path / "report.png")
         errors = list(browser.errors)
     assert errors == [], errors
-    assert seen["categories"][0] == "1. Summary", seen["categories"]
-    assert seen["categories"] == sorted(seen["categories"])
+    assert seen["categories"] == ["1. Summary", "2. Robustness curves",
+                                  "3. ImageNet-C comparison", "4. Visual change coverage"]
     assert seen["items"] == ["R per model and corruption", "summary table"], seen["items"]
-    assert seen["first"] == "data:image/png;base64,", seen["first"]
+    assert seen["first"].startswith("data:image/png"), seen["first"]
     left, top, right, bottom, width, height = seen["box"]
     assert 0 <= left and 0 <= top and right <= width and bottom <= height, seen["box"]
     assert seen["frame"].startswith("data:text/html"), seen["frame"]

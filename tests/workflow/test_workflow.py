@@ -257,3 +257,39 @@ figures: {{formats: [png]}}
     coverage = (results / "metrics" / "coverage.csv").read_text(encoding="utf-8").splitlines()
     assert coverage[0] == "corruption,n_samples,coverage,imagenet_c_coverage"
     assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",")
+
+
+def test_the_imagenet_noc_set_runs_through_the_tiny_pipeline(tmp_path):
+    # corruptions: one set name for NOC's eight; a few samples each, through the summary
+    summary = tmp_path / "results" / "noc" / "metrics" / "summary.parquet"
+    result = snakemake(
+        "--cores", "2", "--configfile", str(TEST_CONFIG), "--config", "run=noc",
+        "corruptions=imagenet-noc", "sampling={n: 24, shard_size: 24, imagenet_c_n: 0}",
+        "bootstrap={replicates: 5}", "binning={bins: 4, min_count: 2}",
+        str(summary.relative_to(tmp_path)), workdir=tmp_path)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    rows = pq.read_table(summary).to_pylist()
+    noc = ["noc_quantization", "noc_blur", "noc_vertical_artifacts", "noc_rain", "noc_border",
+           "noc_shear", "noc_brightness", "noc_hue"]
+    assert sorted({r["corruption"] for r in rows}) == sorted(noc)
+    for row in rows:
+        if row["metric"] == "consistency" and row["classes"] == 1000:
+            assert row["n_samples"] == 24 and 0 <= row["dv_min"] < row["dv_max"] <= 1, row
+        assert row["R"] is None or 0 <= row["R"] <= 1, row
+
+
+def test_overlap_accepts_the_noc_candidate_set(tmp_path):
+    shared = REPO.parent / "shared"
+    if not shared.is_dir():
+        pytest.skip(f"{shared} is absent (reference data lives in ../shared/data)")
+    (tmp_path / "shared").symlink_to(shared)
+    workdir = tmp_path / "checkout"
+    workdir.mkdir()
+    result = snakemake("-n", "--configfile", str(REPO / "config" / "finetune-sample.yaml"),
+                       "--config", "corruptions=noc-candidates",
+                       "overlap={candidates: noc-candidates}", "human=[]", workdir=workdir)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    planned = result.stdout
+    assert "overlap_report" in planned
+    for corruption in ("noc_rain", "gaussian_noise", "noc_hue"):
+        assert f"overlap-{corruption}" in planned, corruption

@@ -23,6 +23,7 @@ from typing import Any
 
 from vcrbench.config.schema import fill_defaults, load_schema, schema_errors
 from vcrbench.corruptions import CORRUPTIONS
+from vcrbench.corruptions.sets import CORRUPTION_SETS, expand_sets
 from vcrbench.data.config import check_dataset
 from vcrbench.errors import VcrbenchError
 from vcrbench.human.config import check_human
@@ -46,6 +47,11 @@ def validate_config(config: Mapping[str, Any], schema_path: str | Path | None = 
     """
     schema = load_schema(schema_path)
     filled = fill_defaults(copy.deepcopy(dict(config)), schema)
+    if isinstance(filled.get("corruptions"), str | list):
+        filled["corruptions"] = expand_sets(filled["corruptions"])
+    overlap = filled.get("overlap")
+    if isinstance(overlap, dict) and isinstance(overlap.get("candidates"), str | list):
+        overlap["candidates"] = expand_sets(overlap["candidates"])
     if isinstance(filled.get("finetune"), list) and isinstance(filled.get("overlap"), dict):
         generated = overlap_finetune_entries(filled["overlap"])
         items = schema["properties"]["finetune"]["items"]
@@ -64,7 +70,7 @@ def check_semantics(config: Mapping[str, Any]) -> None:
         if name not in CORRUPTIONS:
             raise VcrbenchError(
                 f"config: corruptions[{i}] {name!r} is not a known corruption; "
-                f"known: {', '.join(known)}"
+                f"known: {', '.join(known)}; or a set: {', '.join(CORRUPTION_SETS)}"
             )
     if config["sampling"]["mode"] == "imagenet-c":
         for name in config["corruptions"]:

@@ -140,9 +140,14 @@ def grouped_bars(
     corruptions: Sequence[str],
     models: Sequence[str],
     colours: Mapping[str, tuple],
+    reference: str | None = None,
+    reference_label: str = "",
 ) -> None:
-    """Bars of ``column`` per corruption (x) and model (colour) with ``<column>_lo/_hi`` bars."""
+    """Bars of ``column`` per corruption (x) and model (colour) with ``<column>_lo/_hi`` bars,
+    each bar's value written above it; with ``reference``, that column of each row as a black
+    tick across its bar (e.g. the clean accuracy), labelled ``reference_label``."""
     width = 0.8 / max(1, len(models))
+    ticks_x, ticks_y = [], []
     for j, model in enumerate(models):
         xs, ys, lo, hi = [], [], [], []
         for i, corruption in enumerate(corruptions):
@@ -150,6 +155,9 @@ def grouped_bars(
                 if (r["model"], r["corruption"]) == (model, corruption) and r[column] is not None:
                     xs.append(i + (j - (len(models) - 1) / 2) * width)
                     ys.append(r[column])
+                    if reference is not None and r.get(reference) is not None:
+                        ticks_x.append(xs[-1])
+                        ticks_y.append(r[reference])
                     value_lo = r[f"{column}_lo"] if r[f"{column}_lo"] is not None else r[column]
                     value_hi = r[f"{column}_hi"] if r[f"{column}_hi"] is not None else r[column]
                     lo.append(max(0.0, r[column] - value_lo))
@@ -171,6 +179,9 @@ def grouped_bars(
                     x, min(y + up + 0.015, 1.0), f"{y:.2f}", color="0.15",
                     fontsize=BAR_LABEL_SIZE, rotation=90, ha="center", va="bottom",
                 )
+    if ticks_x:
+        ax.errorbar(ticks_x, ticks_y, xerr=width * 0.45, fmt="none", ecolor="black",
+                    elinewidth=1.6, capsize=0, label=reference_label, zorder=4)
     ax.set_xticks(range(len(corruptions)))
     ax.set_xlim(-0.6, len(corruptions) - 0.4)
     ax.grid(axis="y", alpha=0.3)

@@ -34,9 +34,11 @@ th, td { border-bottom: 1px solid #d9dee3; padding: 3px 8px; text-align: left;
 th { position: sticky; top: 0; background: #eef1f4; cursor: pointer; white-space: nowrap; }
 th[aria-sort=ascending]::after { content: ' \\25B2'; }
 th[aria-sort=descending]::after { content: ' \\25BC'; }
-td.num { text-align: right; white-space: nowrap; }
-td.null { color: #7b8794; font-style: italic; }
-td.note { color: #52606d; font-size: 12px; max-width: 32em; }
+td.num, td.nowrap { text-align: right; white-space: nowrap; }
+td.nowrap { text-align: left; }
+td.null { color: #7b8794; font-style: italic; white-space: nowrap; }
+td.note { color: #52606d; font-size: 12px; min-width: 28em; max-width: 56em; }
+details { max-width: 72em; margin: 0 0 10px; color: #3e4c59; }
 tr:hover td { background: #f7f9fb; }
 """
 
@@ -68,10 +70,6 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return NULL if value is None else f"{value:.{digits}f}"
-
-
 def _interval_cell(value: float | None, lo: float | None, hi: float | None) -> str:
     """``<td>`` with ``value [lo, hi]``, or "not reported" for a null value."""
     if value is None:
@@ -96,33 +94,40 @@ def _text_cell(value: str | None, css: str = "") -> str:
     return f"<td{attr}>{html.escape(value or '')}</td>"
 
 
-def html_page(title: str, intro: str, header: Sequence[str], rows: Sequence[Sequence[str]]
-              ) -> str:
-    """A self-contained page: ``title``, an ``intro`` paragraph (plain text), and a sortable
-    table of ``header`` (plain text) and ``rows`` (each a list of ready ``<td>`` elements)."""
+def html_page(title: str, intro: str, header: Sequence[str], rows: Sequence[Sequence[str]],
+              details: str = "") -> str:
+    """A self-contained page: ``title``, an ``intro`` paragraph and optional ``details`` (plain
+    text, folded), and a sortable table of ``header`` (plain text) and ``rows`` (each a list of
+    ready ``<td>`` elements)."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    folded = (f"<details><summary>What the columns mean</summary>{html.escape(details)}"
+              "</details>\n" if details else "")
     body = "\n".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{html.escape(title)}</h1>\n<p class=\"intro\">{html.escape(intro)}</p>\n"
+        f"<h1>{html.escape(title)}</h1>\n<p class=\"intro\">{html.escape(intro)}</p>\n{folded}"
         f"<table class=\"sortable\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n"
         f"</tbody>\n</table>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n"
     )
 
 
 SUMMARY_INTRO = (
-    "One row per model, corruption and property. R is the area under the fitted curve of "
-    "accuracy (R_a) or prediction consistency (R_p) over the whole visual change range "
-    "Δv = 1 − VIF from 0 to 1: the average rate over all levels of visual change. HMRI (share of "
-    "the human curve's area the model reaches; 1: never below humans) and MRSI (share of the "
-    "model's area above the human curve; 0: never above humans) are given where a human curve "
-    "exists, over the Δv range of the human data. Brackets: 95 % percentile bootstrap "
-    "intervals; the column 'intervals resample' says over what (images, or samples of too few "
-    "images). 'not reported': the data cannot support the number; the note says why (usually "
-    "a curve resting on too few Δv bins). Coverage: fraction of the Δv bins holding enough "
-    "samples. ImageNet-C mean: the mean rate over the five fixed severities. Click a column "
-    "header to sort."
+    "One row per model, corruption and property. Brackets: 95 % bootstrap intervals (the column "
+    "'intervals resample' says over what). 'not reported': the data cannot support the number, "
+    "and the note says why. Click a column header to sort."
+)
+SUMMARY_DETAILS = (
+    "R is the area under the fitted curve of accuracy (R_a) or prediction consistency (R_p) over "
+    "the whole visual change range Δv = 1 − VIF from 0 to 1: the average rate over all levels "
+    "of visual change. HMRI is the share of the human curve's area the model reaches (1: never "
+    "below humans) and MRSI the share of the model's area above the human curve (0: never above "
+    "humans), over the Δv range of the human data, where a human curve exists. Intervals are "
+    "95 % percentile bootstrap intervals over images, or over the samples of too few images. "
+    "Coverage: the fraction of the Δv bins holding enough samples; samples and bins with data: "
+    "what the curve rests on; Δv with data: the range the curve's data span (beyond it the "
+    "curve only joins its anchors). ImageNet-C mean: the mean rate over the five fixed "
+    "severities of the ImageNet-C sample."
 )
 
 
@@ -139,7 +144,7 @@ def summary_html(summary: pa.Table) -> str:
         rows.append([
             _text_cell(row["model"]),
             _text_cell(row["corruption"]),
-            _text_cell(PROPERTY_WORDS.get(prop, f"{prop[0]}, {prop[1]} classes")),
+            _text_cell(PROPERTY_WORDS.get(prop, f"{prop[0]}, {prop[1]} classes"), "nowrap"),
             _interval_cell(row["R"], row["R_lo"], row["R_hi"]),
             _interval_cell(row["HMRI"], row["HMRI_lo"], row["HMRI_hi"])
             if row["human_source"] else _text_cell("no human curve", "null"),
@@ -148,16 +153,16 @@ def summary_html(summary: pa.Table) -> str:
             _number_cell(row["coverage"]),
             _number_cell(row["n_samples"]),
             _number_cell(row["bins_present"]),
-            _text_cell(dv_range or NULL, "" if dv_range else "null"),
+            _text_cell(dv_range or NULL, "nowrap" if dv_range else "null"),
             _interval_cell(row["imagenet_c_mean"], row.get("imagenet_c_mean_lo"),
                            row.get("imagenet_c_mean_hi"))
             if row["imagenet_c_mean"] is not None else _text_cell("no ImageNet-C sample",
                                                                   "null"),
-            _text_cell(row["resampled"]),
+            _text_cell(row["resampled"], "nowrap"),
             _text_cell(row["note"], "note"),
         ])
     return html_page("Summary: robustness per model, corruption and property", SUMMARY_INTRO,
-                     header, rows)
+                     header, rows, SUMMARY_DETAILS)
 
 
 def coverage_html(table: pa.Table, *, bins: int, min_count: int) -> str:

@@ -186,8 +186,9 @@ def plot_curves(
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(present) :]:
         ax.axis("off")
-    for ax in axes[-1]:
-        ax.set_xlabel(DV_LABEL, fontsize=9)
+    for i, ax in enumerate(list(axes.flat)[: len(present)]):
+        if i + cols >= len(present):  # no panel below it
+            ax.set_xlabel(DV_LABEL, fontsize=9)
     handles, labels = unique_handles(axes.flat)
     extra = [Line2D([], [], marker="o", color="0.4", linestyle="none", markersize=4)]
     extra_labels = ["per-bin rate (models: dots)"]
@@ -319,8 +320,8 @@ def plot_robustness(
 ) -> plt.Figure:
     """R with 95 % intervals per corruption, one bar per model, one panel per property (at most
     two a row); each panel's corruptions by decreasing mean R, every bar labelled with its
-    value, and on accuracy panels each model's clean accuracy (the curves' anchor s(0)) as a
-    dashed line in its colour."""
+    value, and on accuracy panels each bar's clean accuracy (the curve's anchor s(0)) as a black
+    tick across it."""
     data = summary.to_pylist()
     shown = sorted({r["model"] for r in data})
     colours = model_colours(models or shown)
@@ -335,14 +336,11 @@ def plot_robustness(
     for ax, prop in zip(axes.flat, props, strict=False):
         rows = select(summary, *prop).to_pylist()
         order = _mean_r_order(rows, corruptions)
-        grouped_bars(ax, rows, column="R", corruptions=order, models=shown, colours=colours)
-        if prop[0] == "accuracy":
-            for model in shown:
-                anchors = [r["anchor"] for r in rows
-                           if r["model"] == model and r["anchor"] is not None]
-                if anchors:
-                    ax.axhline(float(np.mean(anchors)), color=colours[model], linestyle="--",
-                               linewidth=1, label=f"clean accuracy of {model_label(model)}")
+        accuracy = prop[0] == "accuracy"
+        grouped_bars(ax, rows, column="R", corruptions=order, models=shown, colours=colours,
+                     reference="anchor" if accuracy else None,
+                     reference_label="clean accuracy s(0) of the sampled images (the most R "
+                     "could be)")
         ax.set_xticklabels(order, rotation=35, ha="right", fontsize=8.5)
         ax.set_ylim(0, 1.18)
         ax.set_yticks(np.linspace(0, 1, 6))
