@@ -155,9 +155,10 @@ def zoom_factors(zoom: float) -> tuple[np.ndarray, np.ndarray]:
 
     Up to ImageNet-C's strongest zoom (1.3): ImageNet-C's factors, all of weight 1: ``1 + i s``,
     ``i = 0 … n``, ``n = ceil((zoom - 1) / step)`` (``zoom_step``) and ``s = (zoom - 1) / n``
-    rounded to 12 significant digits, so that ImageNet-C's severities (whose largest factor is a
-    whole number of steps) give the very floats of its ``np.arange(1, ..., step)``:
-    ``clipped_zoom`` rounds sizes, and one ulp can change a crop by a pixel.
+    rounded to 12 significant digits (then ``(1 + s) - 1``, as numpy's ``arange`` steps), so
+    that ImageNet-C's severities (whose largest factor is a whole number of steps) give the very
+    floats of its ``np.arange(1, ..., step)``: ``clipped_zoom`` rounds sizes, and one ulp can
+    change a crop by a pixel.
 
     Beyond 1.3, evenly spaced factors (a mean over ``z`` uniform on ``[1, zoom]``) would need
     ever more copies (68 at 3) to keep the copies of the outer image as close as ImageNet-C's.
@@ -173,7 +174,8 @@ def zoom_factors(zoom: float) -> tuple[np.ndarray, np.ndarray]:
     if zoom <= top:
         n = max(1, math.ceil((zoom - 1.0) / zoom_step(zoom) - 1e-6))
         step = float(f"{(zoom - 1.0) / n:.12g}")
-        return 1.0 + np.arange(n + 1) * step, np.ones(n + 1)
+        delta = (1.0 + step) - 1.0  # numpy's arange fills start + i * (second - start)
+        return 1.0 + np.arange(n + 1) * delta, np.ones(n + 1)
     n = math.ceil((1.0 - 1.0 / zoom) / (1.0 - 1.0 / top) * 10.0 - 1e-6)
     v = np.arange(n + 1) / n
     u = 1.0 - (1.0 - 1.0 / zoom) * v
