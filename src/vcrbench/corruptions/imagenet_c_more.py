@@ -44,6 +44,11 @@ SNOW_BLUR_RADIUS = 12.0
 ZOOM_STEP_KNOTS = ((1.15, 0.01), (1.20, 0.02), (1.24, 0.02), (1.30, 0.03))
 #: Zoom blur: from this largest zoom on, the factors are a quadrature in 1 / z (``zoom_factors``).
 ZOOM_QUADRATURE_FROM = 1.6
+#: Zoom blur: ImageNet-C's pixel-quantised crops make the image a step function of the zoom
+#: (at 224 px no change at all below 224 / 223, then a jump to dv 0.3): below the first of these
+#: zooms the copies are enlarged exactly about the centre, from the second on as ImageNet-C does,
+#: and in between the two images are mixed linearly (ImageNet-C's severity 1 is 1.11).
+ZOOM_CENTRED_BELOW = (1.05, 1.11)
 #: Zoom layers resampled at once (bounds the memory of a batch of layers).
 _ZOOM_CHUNK = 16
 
@@ -102,10 +107,21 @@ def bilinear_apply(image: torch.Tensor, index: list[torch.Tensor],
     return out.reshape(c, h, w)
 
 
-def zoom_axis(n: int, zoom: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def zoom_axis(n: int, zoom: float, centred: bool = False
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ImageNet-C's ``clipped_zoom`` along one axis of length ``n``: for each of the
     ``round(ceil(n / zoom) * zoom)`` output pixels, the two input pixels and the weight of the
-    second (linear interpolation of the central ``ceil(n / zoom)`` input pixels)."""
+    second (linear interpolation of the central ``ceil(n / zoom)`` input pixels).
+
+    ``centred``: instead, the exact enlargement about the centre, ``n`` output pixels, output
+    ``o`` reading input ``c + (o - c) / zoom`` with ``c = (n - 1) / 2`` (zoom blur below
+    ImageNet-C's first severity, see ``ZOOM_CENTRED_BELOW``).
+    """
+    if centred:
+        c = (n - 1) / 2.0
+        pos = c + (np.arange(n, dtype=np.float64) - c) / zoom
+        i0 = np.clip(np.floor(pos).astype(np.int64), 0, n - 1)
+        return i0, np.minimum(i0 + 1, n - 1), pos - i0
     size = int(math.ceil(n / zoom))
     start = (n - size) // 2
     out = int(round(size * zoom))
@@ -188,17 +204,18 @@ def zoom_factors(zoom: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def zoom_blur_one(image: torch.Tensor, factors: Sequence[float],
-                  weights: Sequence[float] | None = None) -> torch.Tensor:
+                  weights: Sequence[float] | None = None, centred: bool = False) -> torch.Tensor:
     """``(x + sum_k w_k clipped_zoom(x, z_k)) / (len(factors) + 1)`` for one ``(3, H, W)`` image
-    (``w_k = 1``: ImageNet-C's mean; ``clipped_zoom`` cropped to the top-left ``H x W``)."""
+    (``w_k = 1``: ImageNet-C's mean; ``clipped_zoom`` cropped to the top-left ``H x W``, or the
+    exact enlargement about the centre if ``centred``)."""
     c, h, w = image.shape
     dev, dt = image.device, image.dtype
     wts = np.ones(len(factors)) if weights is None else np.asarray(weights, dtype=np.float64)
     total = image.clone()
     for start in range(0, len(factors), _ZOOM_CHUNK):
         chunk = factors[start : start + _ZOOM_CHUNK]
-        axes_h = [zoom_axis(h, float(z)) for z in chunk]
-        axes_w = [zoom_axis(w, float(z)) for z in chunk]
+        axes_h = [zoom_axis(h, float(z), centred) for z in chunk]
+        axes_w = [zoom_axis(w, float(z), centred) for z in chunk]
         n = len(chunk)
         r0 = torch.from_numpy(np.concatenate([a[0][:h] for a in axes_h])).to(dev)
         r1 = torch.from_numpy(np.concatenate([a[1][:h] for a in axes_h])).to(dev)
@@ -223,10 +240,20 @@ def zoom_blur_one(image: torch.Tensor, factors: Sequence[float],
 def zoom_blur(images: torch.Tensor, params: dict[str, np.ndarray],
               seeds: Sequence[int]) -> torch.Tensor:
     """ImageNet-C zoom blur with largest zoom factor ``zoom`` (1 is the clean image)."""
+    low, high = ZOOM_CENTRED_BELOW
     out = []
     for img, zoom in zip(images, params["zoom"], strict=True):
         z = float(zoom)
-        out.append(img if z <= 1.0 else zoom_blur_one(img, *zoom_factors(z)))
+        if z <= 1.0:
+            out.append(img)
+            continue
+        factors, weights = zoom_factors(z)
+        mix = min(1.0, max(0.0, (z - low) / (high - low)))
+        blurred = zoom_blur_one(img, factors, weights) if mix > 0 else 0.0
+        if mix < 1:
+            centred = zoom_blur_one(img, factors, weights, centred=True)
+            blurred = centred if mix == 0 else torch.lerp(centred, blurred, mix)
+        out.append(blurred)
     return torch.stack(out).clamp(0.0, 1.0)
 
 

@@ -422,11 +422,15 @@ _ENTRIES += [
         (1.3), interpolated in between; the number of copies is ceil((zoom - 1) / s), so zoom is
         continuous up to steps of one copy. ImageNet-C's five severities are zoom = 1.11, 1.15,
         1.20, 1.24, 1.30 (its np.arange(1, 1.11, 0.01) ends at 1.11), dv 0.81 to 0.89: zoom blur
-        is strong from the first severity. Beyond 1.3 (not in ImageNet-C) the same mean over z
-        uniform on [1, zoom] is a quadrature in 1 / z (evenly spaced copies along the radial
-        streaks, 30 at zoom 3) instead of 68 evenly spaced factors. The centre of the image is
-        never blurred, so dv levels off: 0.946 at zoom 2, 0.952 at 3.""",
-        imagenet_c_more.zoom_blur, spacing={"zoom": 0.003}),
+        is strong from the first severity. ImageNet-C's crops are whole pixels, so below its
+        range the image would be a step function of zoom (no change below 224 / 223 at 224 px,
+        then dv 0.3 at once): below 1.05 the copies are enlarged exactly about the centre (dv
+        0.02 at 1.001, 0.28 at 1.01, 0.67 at 1.05), from 1.11 on as ImageNet-C, mixed linearly
+        in between. Beyond 1.3 (not in ImageNet-C) the same mean over z uniform on [1, zoom] is
+        a quadrature in 1 / z (evenly spaced copies along the radial streaks, 30 at zoom 3)
+        instead of 68 evenly spaced factors. The centre of the image is never blurred, so dv
+        levels off: 0.946 at zoom 2, 0.952 at 3.""",
+        imagenet_c_more.zoom_blur, spacing={"zoom": 0.0003}),
     _entry(
         "snow", "imagenet-c", "weather",
         {"snow_mean": (0.0, 1.5), "threshold": (0.5, 0.9), "flake_zoom": (1.5, 5.0),
@@ -445,8 +449,8 @@ _ENTRIES += [
         that (opacity 0, blend 1) is the clean image; at (1.5, 0.5, ..., blend 0, opacity 1) the
         snow covers everything (a white image, dv 1). ImageNet-C's severities (its radius 10 at
         severity 1 gives the same layer to 1e-5): dv 0.72, 0.80, 0.82, 0.86, 0.84.""",
-        imagenet_c_more.snow, spacing={"snow_mean": 0.1, "opacity": 0.003},
-        coupling=0.7),
+        imagenet_c_more.snow, spacing={"snow_mean": 0.003, "opacity": 0.01, "blend": 0.0003},
+        spacing_power={"snow_mean": 1.4, "opacity": 1.4, "blend": 1.4}),
     _entry(
         "fog", "imagenet-c", "weather", {"fog_weight": (0.0, 1.0), "decay": (1.4, 2.0)},
         [(1.5 / 2.5, 2.0), (2.0 / 3.0, 2.0), (2.5 / 3.5, 1.7), (2.5 / 3.5, 1.5), (3.0 / 4.0, 1.4)],
@@ -458,7 +462,7 @@ _ENTRIES += [
         + w)). w = 0 is the clean image, w = 1 the fog alone (m p), dv 0.97. ImageNet-C's c =
         1.5, 2, 2.5, 2.5, 3 (w = 0.6 to 0.75) with decay 2, 2, 1.7, 1.5, 1.4 (rougher fog for
         smaller decay, the whole range of decay here): dv 0.53, 0.59, 0.71, 0.79, 0.86.""",
-        imagenet_c_more.fog, spacing={"fog_weight": 0.003}),
+        imagenet_c_more.fog),
     _entry(
         "elastic_transform", "imagenet-c", "digital",
         {"alpha": (0.0, 500.0), "sigma": (1.0, 200.0), "affine": (0.0, 50.0)},
@@ -478,8 +482,8 @@ _ENTRIES += [
         33.6, 2.24, 0) at 224 px, dv 0.70 to 0.84. alpha = affine = 0 is the clean image (sigma
         200, the smoothest field, is its clean side); at (500, 1, 50) the pixels are scattered
         by about 80 px and dv is 0.98.""",
-        imagenet_c_more.elastic_transform, spacing={"alpha": 0.003, "affine": 0.003},
-        coupling=0.7),
+        imagenet_c_more.elastic_transform, spacing={"alpha": 0.01, "affine": 0.0003},
+        spacing_power={"alpha": 0.7, "affine": 0.7}),
 ]
 
 # ImageNet-C, the rest of its 15 and its extras: contrast, pixelate, JPEG compression;

@@ -246,6 +246,25 @@ def test_zoom_blur_changes_continuously_across_imagenet_c_severity_5(images):
     assert d.mean() < 0.1 and (d > 1).float().mean() < 0.02
 
 
+def test_zoom_blur_is_continuous_below_imagenet_c(images):
+    """Below 1.05 the copies are enlarged exactly about the centre (the centre pixel of an odd
+    axis reads itself); up to 1.11 that image is mixed with ImageNet-C's: no jumps."""
+    i0, i1, frac = icm.zoom_axis(65, 1.5, centred=True)
+    assert i0[32] == 32 and frac[32] == 0 and i0[0] == 10 and frac[0] == pytest.approx(2 / 3)
+    x = to_batch(images[:1])
+
+    def zoomed(z: float) -> torch.Tensor:
+        return apply_corruption("zoom_blur", x, {"zoom": [z]}, [0]).int()
+
+    assert (zoomed(1.0001) - (x * 255).round().int()).abs().max() <= 1
+    for z in icm.ZOOM_CENTRED_BELOW:
+        assert (zoomed(z) - zoomed(z + 1e-9)).abs().max() <= 1
+        assert (zoomed(z) - zoomed(z - 1e-9)).abs().max() <= 1
+    ramp = [zoomed(z) for z in (1.002, 1.004, 1.006)]
+    steps = [(b - a).abs().float().mean() for a, b in zip(ramp, ramp[1:], strict=False)]
+    assert 0 < steps[0] and 0 < steps[1]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_clean_end_and_keyed_batches(name, images):
     """Identity: the image itself. Same seeds: same bytes whatever the batch split; other
