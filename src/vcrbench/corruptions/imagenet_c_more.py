@@ -19,12 +19,22 @@ The algorithms are those of ImageNet-C (Hendrycks & Dietterich 2019) as packaged
 - Fog's plasma fractal is the diamond-square heightmap of ``imagecorruptions.plasma_fractal``
   (noise amplitude ``wibble**2``, ``wibble`` = 100 divided by ``decay`` per octave), on a
   periodic square grid of the next power of two ``>= max(H, W)``, cropped to ``H x W``.
+- Elastic transform is the published ImageNet-C's (``make_imagenet_c.py``): a random affine
+  (``cv2.warpAffine``, reproduced by bilinear sampling at the same float positions) then an
+  elastic displacement (``scipy.ndimage.map_coordinates(order=1, mode="reflect")``).
+  ``imagecorruptions`` 1.1.2 drops the affine and scales alpha and sigma with the image size;
+  it is the special case ``affine = 0``, ``alpha = 0.005 H c``, ``sigma = 0.01 H``.
+- Zoom blur below ImageNet-C's first severity and above its last departs from ImageNet-C's
+  formula where that is a step function of the zoom or too costly (``zoom_factors``,
+  ``ZOOM_CENTRED_BELOW``); from 1.11 to 1.3 it is ImageNet-C's formula (at its five
+  severities, its very factors).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -51,6 +61,10 @@ ZOOM_QUADRATURE_FROM = 1.6
 ZOOM_CENTRED_BELOW = (1.05, 1.11)
 #: Zoom layers resampled at once (bounds the memory of a batch of layers).
 _ZOOM_CHUNK = 16
+
+#: Elastic: Gaussian kernels of at most this many taps are applied by scipy, longer ones as a
+#: matrix product (``smooth_field``).
+_SCIPY_TAPS = 31
 
 Uniform = Callable[[tuple[int, ...]], np.ndarray]
 
@@ -397,31 +411,43 @@ def fog(images: torch.Tensor, params: dict[str, np.ndarray],
 # --------------------------------------------------------------------------- elastic transform
 
 
-def smooth_field(field: np.ndarray, sigma: float, truncate: float = 3.0) -> np.ndarray:
-    """skimage ``gaussian(field, sigma, mode="reflect", truncate=3)`` of a 2-D float64 field.
+@lru_cache(maxsize=8)
+def _smoothing_matrix(n: int, sigma: float, radius: int) -> np.ndarray:
+    """``(n, n)`` matrix of a truncated Gaussian correlation with periodic ``mode="reflect"``."""
+    x = np.arange(-radius, radius + 1)
+    taps = np.exp(-0.5 / (sigma * sigma) * x.astype(np.float64) ** 2)
+    taps /= taps.sum()
+    # tap t of row i reads reflect(i + t): fold the taps over one period 2n, then reflect
+    period = np.bincount((x % (2 * n)), taps, minlength=2 * n)
+    shifts = (np.arange(2 * n)[None, :] + np.arange(n)[:, None]) % (2 * n)  # (i, t) -> i + t
+    weights = period[np.arange(2 * n)][None, :].repeat(n, 0)
+    cols = reflect_index(shifts, n)
+    rows = np.repeat(np.arange(n), 2 * n)
+    return np.bincount(rows * n + cols.ravel(), weights.ravel(), minlength=n * n).reshape(n, n)
 
-    scipy's separable filter where the kernel is shorter than the axis; else the filter as an
-    ``(n, n)`` matrix (cheaper for ImageNet-C's sigma of 170 px), with the same periodic
-    half-sample reflection.
+
+def smooth_field(fields: np.ndarray, sigma: float, truncate: float = 3.0) -> np.ndarray:
+    """skimage ``gaussian(field, sigma, mode="reflect", truncate=3)`` of float64 fields
+    ``(..., H, W)`` (each 2-D field on its own).
+
+    scipy's separable filter for short kernels; else the filter as an ``(n, n)`` matrix (a BLAS
+    product, cheaper for long kernels such as ImageNet-C's sigma of 170 px), with the same
+    periodic half-sample reflection.
     """
     from scipy.ndimage import gaussian_filter1d
 
     radius = int(truncate * sigma + 0.5) if sigma > 0 else 0
     if radius == 0:
-        return field
-    out = field
-    for axis in (0, 1):
+        return fields
+    out = fields
+    for axis in (-2, -1):
         n = out.shape[axis]
-        if 2 * radius + 1 <= n:
+        if 2 * radius + 1 <= min(n, _SCIPY_TAPS):
             out = gaussian_filter1d(out, sigma, axis=axis, mode="reflect", truncate=truncate)
-            continue
-        x = np.arange(-radius, radius + 1)
-        taps = np.exp(-0.5 / (sigma * sigma) * x.astype(np.float64) ** 2)
-        taps /= taps.sum()
-        rows = np.repeat(np.arange(n), len(taps))
-        cols = reflect_index(rows + np.tile(x, n), n)
-        matrix = np.bincount(rows * n + cols, np.tile(taps, n), minlength=n * n).reshape(n, n)
-        out = matrix @ out if axis == 0 else out @ matrix.T
+        elif axis == -2:
+            out = _smoothing_matrix(n, sigma, radius) @ out
+        else:
+            out = out @ _smoothing_matrix(n, sigma, radius).T
     return out
 
 
@@ -476,8 +502,8 @@ def elastic_one(image: torch.Tensor, alpha: float, sigma: float, affine: float,
         ys, xs = affine_positions(h, w, affine_matrix(h, w, affine * jitter))
         out = bilinear_apply(out, *bilinear_plan(ys, xs, h, w, reflect101_index))
     if alpha > 0:
-        dx = (alpha * smooth_field(field_x, sigma)).astype(np.float32).astype(np.float64)
-        dy = (alpha * smooth_field(field_y, sigma)).astype(np.float32).astype(np.float64)
+        smooth = alpha * smooth_field(np.stack([field_x, field_y]), sigma)
+        dx, dy = smooth.astype(np.float32).astype(np.float64)
         ys, xs = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64),
                              indexing="ij")
         plan = bilinear_plan(torch.from_numpy(ys + dy), torch.from_numpy(xs + dx), h, w,
