@@ -407,9 +407,83 @@ _ENTRIES = [
         noise.uniform_noise, spacing={"width": 0.001}),
 ]
 
+from vcrbench.corruptions import imagenet_c_more  # noqa: E402
+
 # ImageNet-C, the rest of its 15 (Hendrycks & Dietterich 2019): zoom blur, snow, fog,
 # elastic transform.
 _ENTRIES += [
+    _entry(
+        "zoom_blur", "imagenet-c", "blur", {"zoom": (1.0, 3.0)},
+        [(1.11,), (1.15,), (1.20,), (1.24,), (1.30,)],
+        False, (1.0,), (3.0,),
+        """ImageNet-C zoom blur: the mean of the image and its copies enlarged about the centre
+        (clipped_zoom: bilinear, top-left crop) by factors from 1 to zoom. Up to 1.3, ImageNet-C's
+        factors 1, 1 + s, ..., zoom with its steps s = 0.01 (to 1.15), 0.02 (1.20 to 1.24), 0.03
+        (1.3), interpolated in between; the number of copies is ceil((zoom - 1) / s), so zoom is
+        continuous up to steps of one copy. ImageNet-C's five severities are zoom = 1.11, 1.15,
+        1.20, 1.24, 1.30 (its np.arange(1, 1.11, 0.01) ends at 1.11), dv 0.81 to 0.89: zoom blur
+        is strong from the first severity. ImageNet-C's crops are whole pixels, so below its
+        range the image would be a step function of zoom (no change below 224 / 223 at 224 px,
+        then dv 0.3 at once): below 1.05 the copies are enlarged exactly about the centre (dv
+        0.02 at 1.001, 0.28 at 1.01, 0.67 at 1.05), from 1.11 on as ImageNet-C, mixed linearly
+        in between. Beyond 1.3 (not in ImageNet-C) the same mean over z uniform on [1, zoom] is
+        a quadrature in 1 / z (evenly spaced copies along the radial streaks, 30 at zoom 3)
+        instead of 68 evenly spaced factors. The centre of the image is never blurred, so dv
+        levels off: 0.946 at zoom 2, 0.952 at 3.""",
+        imagenet_c_more.zoom_blur, spacing={"zoom": 0.0003}),
+    _entry(
+        "snow", "imagenet-c", "weather",
+        {"snow_mean": (0.0, 1.5), "threshold": (0.5, 0.9), "flake_zoom": (1.5, 5.0),
+         "blur_sigma": (2.0, 12.0), "blend": (0.0, 1.0), "opacity": (0.0, 1.0)},
+        [(0.1, 0.5, 3.0, 4.0, 0.8, 1.0), (0.2, 0.5, 2.0, 4.0, 0.7, 1.0),
+         (0.55, 0.9, 4.0, 8.0, 0.7, 1.0), (0.55, 0.85, 4.5, 8.0, 0.65, 1.0),
+         (0.55, 0.85, 2.5, 12.0, 0.55, 1.0)],
+        True, (0.0, 0.9, 1.5, 2.0, 1.0, 0.0), (1.5, 0.5, 5.0, 12.0, 0.0, 1.0),
+        """ImageNet-C snow: a layer N(snow_mean, 0.3) per pixel (from the seed) enlarged
+        flake_zoom times (clipped_zoom), values under threshold set to 0, clipped to [0, 1],
+        motion-blurred with ImageNet-C's own kernel (radius 12, standard deviation blur_sigma
+        px, direction U(-135, -45) degrees from the seed; imagecorruptions' numpy blur, where the
+        original used ImageMagick's), rounded to 8 bits. The image is whitened and greyed,
+        x' = blend x + (1 - blend) max(x, 1.5 grey + 0.5), and the layer and its 180 degree
+        rotation added: clip(x' + opacity (L + rot180 L)). opacity is new (ImageNet-C: 1) so
+        that (opacity 0, blend 1) is the clean image; at (1.5, 0.5, ..., blend 0, opacity 1) the
+        snow covers everything (a white image, dv 1). ImageNet-C's severities (its radius 10 at
+        severity 1 gives the same layer to 1e-5): dv 0.72, 0.80, 0.82, 0.86, 0.84.""",
+        imagenet_c_more.snow, spacing={"snow_mean": 0.003, "opacity": 0.01, "blend": 0.0003},
+        spacing_power={"snow_mean": 1.4, "opacity": 1.4, "blend": 1.4}),
+    _entry(
+        "fog", "imagenet-c", "weather", {"fog_weight": (0.0, 1.0), "decay": (1.4, 2.0)},
+        [(1.5 / 2.5, 2.0), (2.0 / 3.0, 2.0), (2.5 / 3.5, 1.7), (2.5 / 3.5, 1.5), (3.0 / 4.0, 1.4)],
+        True, (0.0, 2.0), (1.0, 1.4),
+        """ImageNet-C fog: a plasma fractal p in [0, 1] (diamond-square on the next power-of-two
+        square, noise amplitude divided by decay per octave, drawn from the seed) added to
+        every channel, ImageNet-C's clip((x + c p) m / (m + c)) with m the image's largest
+        value, written with fog_weight w = c / (1 + c): clip(((1 - w) x + w p) m / ((1 - w) m
+        + w)). w = 0 is the clean image, w = 1 the fog alone (m p), dv 0.97. ImageNet-C's c =
+        1.5, 2, 2.5, 2.5, 3 (w = 0.6 to 0.75) with decay 2, 2, 1.7, 1.5, 1.4 (rougher fog for
+        smaller decay, the whole range of decay here): dv 0.53, 0.59, 0.71, 0.79, 0.86.""",
+        imagenet_c_more.fog),
+    _entry(
+        "elastic_transform", "imagenet-c", "digital",
+        {"alpha": (0.0, 500.0), "sigma": (1.0, 200.0), "affine": (0.0, 50.0)},
+        [(488.0, 170.8, 24.4), (488.0, 19.52, 48.8), (12.2, 2.44, 4.88), (17.08, 2.44, 4.88),
+         (29.28, 2.44, 4.88)],
+        True, (0.0, 200.0, 0.0), (500.0, 1.0, 50.0),
+        """ImageNet-C elastic transform (the published data set's make_imagenet_c.py): a random
+        affine, three points at +-min(H, W) // 3 px around the centre moved by U(-affine, affine)
+        px each (cv2.warpAffine, bilinear, reflected borders), then out(y, x) = in(y + dy, x +
+        dx) (bilinear, reflected) with dx, dy = alpha * G_sigma * U(-1, 1) fields (Gaussian of
+        sigma px, truncated at 3 sigma, reflected), all draws from the seed. Units are pixels of
+        the image at hand (ImageNet-C's were set for 224 px: 244 * (2, 0.7, 0.1), ...). Its five
+        severities are odd at 224 px: 1 and 2 are large smooth warps with 24 and 49 px of affine
+        jitter (dv 0.96, 0.97), 3 to 5 a fine 2.4 px ripple with 4.9 px of jitter (dv 0.84 to
+        0.88). imagecorruptions 1.1.2 (the peer) drops the affine and scales with the image:
+        alpha = 0.005 H * (12.5, 16.25, 21.25, 25, 30), sigma = 0.01 H, affine 0, i.e. (14 to
+        33.6, 2.24, 0) at 224 px, dv 0.70 to 0.84. alpha = affine = 0 is the clean image (sigma
+        200, the smoothest field, is its clean side); at (500, 1, 50) the pixels are scattered
+        by about 80 px and dv is 0.98.""",
+        imagenet_c_more.elastic_transform, spacing={"alpha": 0.01, "affine": 0.0003},
+        spacing_power={"alpha": 0.7, "affine": 0.7}),
 ]
 
 # ImageNet-C, the rest of its 15 and its extras: contrast, pixelate, JPEG compression;

@@ -136,7 +136,7 @@ def test_the_documented_domain_table_is_the_registry():
 
 
 def test_registry_lists_the_paper_corruptions_in_order():
-    assert list(CORRUPTIONS) == PAPER_ORDER
+    assert list(CORRUPTIONS)[: len(PAPER_ORDER)] == PAPER_ORDER
     for name, spec in CORRUPTIONS.items():
         assert spec.name == name and spec.docs and name in DOMAIN_TABLE
         assert (spec.imagenet_c_severities is not None) == (spec.source == "imagenet-c")
@@ -432,7 +432,7 @@ def test_bad_input_raises_vcrbench_errors(images):
     with pytest.raises(VcrbenchError, match=r"\[0, 2\*\*63\)"):
         apply_corruption("gaussian_noise", x, {"sigma": [0.1]}, [-1])
     with pytest.raises(VcrbenchError, match="unknown corruption"):
-        get_corruption("fog")
+        get_corruption("no_such_corruption")
     with pytest.raises(VcrbenchError, match=r"'amount' = 1.5 .* \[0, 1\]"):
         validate_parameters("impulse_noise", {"amount": 1.5})
 
