@@ -263,9 +263,17 @@ SPATTER_SEVERITIES = (
     (0.65, 0.3, 1.0, 0.65, 1.5, True),
     (0.67, 0.4, 1.0, 0.65, 1.5, True),
 )
-#: Beyond severity 5 the mud threshold falls by this much per unit of strength (mud spreads).
-SPATTER_THRESHOLD_STEP = 0.11
-SPATTER_MAX = 10.0
+#: Where ImageNet-C's five severities sit on the strength axis. Severities 1 and 2 are two
+#: units apart because the blobs spread fastest between them (dv 0.30 to 0.71): spacing them
+#: like the others would leave that stretch of dv thinly sampled.
+SPATTER_KNOTS = (1.0, 3.0, 4.0, 5.0, 6.0)
+#: The strongest strength: severity 5's mud with the threshold lowered until mud covers all.
+SPATTER_MAX = 9.0
+#: The mud threshold at ``SPATTER_MAX`` (0.10: no pixel of the layer stays below it, in
+#: practice) and its fall per unit of strength beyond the last knot.
+SPATTER_FULL_THRESHOLD = 0.10
+SPATTER_THRESHOLD_STEP = (SPATTER_SEVERITIES[4][3] - SPATTER_FULL_THRESHOLD) / (
+    SPATTER_MAX - SPATTER_KNOTS[4])
 #: Water is pale turquoise, mud brown (RGB, 0-255), as ImageNet-C.
 WATER_RGB = (175.0, 238.0, 238.0)
 MUD_RGB = (63.0, 42.0, 20.0)
@@ -274,28 +282,29 @@ MUD_RGB = (63.0, 42.0, 20.0)
 def spatter_setting(strength: float) -> list[tuple[float, tuple]]:
     """The layers of one strength: ``[(weight, setting)]``, settings as ``SPATTER_SEVERITIES``.
 
-    0 clean; (0, 1]: severity 1 with its intensity scaled by the strength; 1 to 3: liquid,
-    every number linear between consecutive severities; 3 to 4: the liquid of severity 3 and
-    the mud of severity 4 cross-faded (weight ``strength - 3`` on mud); 4 to 5: mud, linear;
-    above 5: severity 5's mud with the threshold lowered by ``SPATTER_THRESHOLD_STEP`` per unit,
-    until at 10 (threshold 0.10) mud covers everything.
+    0 is clean; up to 1 (severity 1) the water of severity 1 with its intensity times
+    ``strength ** 2`` (dv grows about evenly in log strength); between the knots of two water
+    severities (1 to 3 to 4) or two mud ones (5 to 6) every number of the setting is linear;
+    from the water of severity 3 (4) to the mud of severity 4 (5) the two are cross-faded
+    (weight on mud: the fraction of the way); beyond severity 5 (6) its mud with the threshold
+    lowered by ``SPATTER_THRESHOLD_STEP`` per unit, to ``SPATTER_FULL_THRESHOLD`` at 9.
     """
-    sev = SPATTER_SEVERITIES
-    if strength <= 1.0:
+    sev, knots = SPATTER_SEVERITIES, SPATTER_KNOTS
+    if strength <= knots[0]:
         loc, scale, sigma, thr, intensity, mud = sev[0]
-        return [(1.0, (loc, scale, sigma, thr, intensity * strength, mud))]
-    if 3.0 < strength < 4.0:
-        w = strength - 3.0
-        return [(1.0 - w, sev[2]), (w, sev[3])]
-    if strength >= 5.0:
+        ramp = (strength / knots[0]) ** 2
+        return [(1.0, (loc, scale, sigma, thr, intensity * ramp, mud))]
+    if strength >= knots[4]:
         loc, scale, sigma, thr, blur, mud = sev[4]
-        return [(1.0, (loc, scale, sigma, thr - SPATTER_THRESHOLD_STEP * (strength - 5.0), blur,
-                       mud))]
-    k = min(int(math.floor(strength)), 4)  # 1, 2, 3 or 4: between severity k and k + 1
-    frac = strength - k
-    lo, hi = sev[k - 1], sev[min(k, 4)]
+        return [(1.0, (loc, scale, sigma, thr - SPATTER_THRESHOLD_STEP * (strength - knots[4]),
+                       blur, mud))]
+    k = max(i for i in range(4) if knots[i] <= strength)  # between severity k + 1 and k + 2
+    lo, hi = sev[k], sev[k + 1]
+    frac = (strength - knots[k]) / (knots[k + 1] - knots[k])
     if frac == 0.0:
         return [(1.0, lo)]
+    if lo[5] != hi[5]:  # water to mud
+        return [(1.0 - frac, lo), (frac, hi)]
     mixed = tuple(a + frac * (b - a) for a, b in zip(lo[:5], hi[:5], strict=True))
     return [(1.0, (*mixed, lo[5]))]
 
@@ -367,7 +376,8 @@ def spatter_one(image: torch.Tensor, strength: float, noise: np.ndarray) -> torc
 
 def spatter(images: torch.Tensor, params: dict[str, np.ndarray],
             seeds: Sequence[int]) -> torch.Tensor:
-    """ImageNet-C spatter along ``strength`` (``spatter_setting``); noise from the seed."""
+    """ImageNet-C spatter along ``strength`` in ``[0, SPATTER_MAX]`` (``spatter_setting``);
+    noise from the seed."""
     _, _, h, w = images.shape
     out = []
     for img, strength, seed in zip(images, params["strength"], seeds, strict=True):
