@@ -443,9 +443,9 @@ _ENTRIES += [
         """ImageNet-C JPEG: a Pillow (libjpeg) encode and decode at the JPEG quality, rounded
         half up to an integer (the end values get half-width intervals); 101 (from 100.5) is
         no encoding, the clean image; 100 already subsamples the chroma (dv 0.004).
-        ImageNet-C: 25 to 7, dv 0.40 to 0.66. The codec cannot destroy more: from quality 2
-        down the baseline quantisation tables are capped at 255 and dv stops at 0.81 (quality
-        1), so the domain cannot reach the 0.97 floor. JPEG runs on the CPU (jpeg module
+        ImageNet-C: 25 to 7, dv 0.40 to 0.66. The codec cannot destroy more: at qualities 2
+        and 1 most entries of the baseline quantisation tables are capped at 255 and dv stops
+        at 0.81, so the domain cannot reach the 0.97 floor. JPEG runs on the CPU (digital module
         docstring), on the image rounded to 8 bits.""",
         digital.jpeg_compression, spacing={"quality": 0.1},
         spacing_power={"quality": 3.0}),
