@@ -488,7 +488,79 @@ _ENTRIES += [
 
 # ImageNet-C, the rest of its 15 and its extras: contrast, pixelate, JPEG compression;
 # speckle noise, spatter, saturate.
+from vcrbench.corruptions import digital  # noqa: E402
+
 _ENTRIES += [
+    _entry(
+        "contrast", "imagenet-c", "digital", {"contrast": (0.0, 1.0)},
+        [(0.4,), (0.3,), (0.2,), (0.1,), (0.05,)],
+        False, (1.0,), (0.0,),
+        """ImageNet-C contrast: x' = clip((x - mean) * contrast + mean), mean per image and
+        channel (as ImageNet-C, so 0 is a flat image of the mean colour, not grey). 1 is the
+        clean image, 0 has nothing left (dv 1). ImageNet-C: 0.4 to 0.05, dv 0.30 to 0.78.""",
+        digital.contrast, spacing={"contrast": 0.1}, spacing_power={"contrast": 3.0}),
+    _entry(
+        "pixelate", "imagenet-c", "digital", {"block": (1.0, 64.0)},
+        [(1 / 0.6,), (2.0,), (2.5,), (1 / 0.3,), (4.0,)],
+        False, (1.0,), (64.0,),
+        """ImageNet-C pixelate: Pillow's BOX reduction to floor(H / block) x floor(W / block)
+        pixels (at least 1; ImageNet-C's int(side * c) with c = 1 / block), then NEAREST back
+        to H x W. block is about the side in pixels of the blocks; below H / (H - 1) nothing
+        changes (1 is the clean image). ImageNet-C's c = 0.6 to 0.25 are block 1.67 to 4, dv
+        0.22 to 0.51; 64 leaves 3 x 3 pixels of a 224 px image, dv 0.98. (Ours averages in
+        float and rounds once; Pillow rounds after each axis: at most 1 grey level apart.)""",
+        digital.pixelate, spacing={"block": 0.003}, spacing_power={"block": 0.7}),
+    _entry(
+        "jpeg_compression", "imagenet-c", "digital", {"quality": (1.0, 101.0)},
+        [(25.0,), (18.0,), (15.0,), (10.0,), (7.0,)],
+        False, (101.0,), (1.0,),
+        """ImageNet-C JPEG: a Pillow (libjpeg) encode and decode at the JPEG quality, rounded
+        half up to an integer (the end values get half-width intervals); 101 (from 100.5) is
+        no encoding, the clean image; 100 already subsamples the chroma (dv 0.004).
+        ImageNet-C: 25 to 7, dv 0.40 to 0.66. The codec cannot destroy more: at qualities 2
+        and 1 most entries of the baseline quantisation tables are capped at 255 and dv stops
+        at 0.81, so the domain cannot reach the 0.97 floor. JPEG runs on the CPU (digital module
+        docstring), on the image rounded to 8 bits.""",
+        digital.jpeg_compression, spacing={"quality": 0.1},
+        spacing_power={"quality": 3.0}),
+    _entry(
+        "speckle_noise", "imagenet-c", "noise", {"sigma": (0.0, 6.0)},
+        [(0.15,), (0.2,), (0.35,), (0.45,), (0.6,)],
+        True, (0.0,), (6.0,),
+        """ImageNet-C speckle noise: x' = clip(x + x * N(0, sigma^2)) per pixel and channel (the
+        noise is proportional to the value; black stays black). ImageNet-C: sigma 0.15 to 0.6,
+        dv 0.48 to 0.76. At 6 about half the values are clipped to 0 and half to 1 whatever
+        their value: pixel correlation 0.19, dv 0.94 (black areas survive, so noise never
+        reaches the 0.97 floor).""",
+        digital.speckle_noise, spacing={"sigma": 0.003}, spacing_power={"sigma": 0.7}),
+    _entry(
+        "spatter", "imagenet-c", "weather", {"strength": (0.0, 9.0)},
+        [(1.0,), (3.0,), (4.0,), (5.0,), (6.0,)],
+        True, (0.0,), (9.0,),
+        """ImageNet-C spatter along one strength: a liquid layer of blurred Gaussian noise (from
+        the seed) thresholded into blobs, drawn as pale turquoise water (severities 1 to 3:
+        added, textured by the blobs' edges) or brown mud (4, 5: covering the image).
+        ImageNet-C's severities 1 to 5 sit at strength 1, 3, 4, 5, 6 (1 and 2 two units apart:
+        the blobs spread fastest between them), dv 0.30, 0.71, 0.78, 0.80, 0.85. From 0 (clean)
+        to 1 the water of severity 1 fades in (intensity times strength^2); between severities
+        every number of ImageNet-C's settings is linear, except from water (3) to mud (4),
+        which are cross-faded (a dip in dv half way); above severity 5 the mud threshold falls
+        linearly from 0.65 to 0.10 at 9, where mud covers everything (dv 1; 0.99 from 8). The
+        layers are made on the CPU (OpenCV, as ImageNet-C; digital module docstring).""",
+        digital.spatter, spacing={"strength": 0.03}),
+    _entry(
+        "saturate", "imagenet-c", "digital", {"saturation": (-1.0, 1.0)},
+        [(-0.7,), (-0.9,), (0.5,), (0.8,), (0.95,)],
+        False, (0.0,), (1.0,),
+        """ImageNet-C saturate: S' = clip(S * a + b) in HSV, hue and V kept. Below 0, a = 1 +
+        saturation and b = 0 (at -1 greyscale, dv 0.44); above 0, a = 1 / (1 - saturation)
+        and b linear through 0 (to 0.5), 0.1 (0.8), 0.2 (0.95) and 1 (at 1: every pixel fully
+        saturated, grey ones red as in skimage's HSV; dv 0.73). ImageNet-C's (a, b) = (0.3,
+        0), (0.1, 0), (2, 0), (5, 0.1), (20, 0.2) are -0.7, -0.9, 0.5, 0.8, 0.95, dv 0.38 to
+        0.67. Saturation only reaches VIF's grey image through V and hue, so dv stays under
+        0.9 (under 0.1 for grey images below saturation 0.95).""",
+        digital.saturate, spacing={"saturation": 0.03},
+        spacing_power={"saturation": 3.0}),
 ]
 
 # NOC candidate set S (appendix A table): quantization, blur, thumbnail resize, pixelate,
