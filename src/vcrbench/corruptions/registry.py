@@ -441,7 +441,7 @@ _ENTRIES += [
         (Figure 6 was an image); 10 to 45 px is what we consider NOC-like (moderate, dv about
         0.2 to 0.7). Measured dv: 2 px 0.07, 8 px 0.17, 30 px 0.51, 60 px 0.84, 100 px
         0.99.""",
-        noc_figure.border, spacing={"width": 0.003}),
+        noc_figure.border, spacing={"width": 0.03}, spacing_power={"width": 1.4}),
     _entry(
         "noc_translation", "noc", "geometric", {"distance": (0.0, 224.0 * 2**0.5)},
         None, True, (0.0,), (224.0 * 2**0.5,),
@@ -454,7 +454,8 @@ _ENTRIES += [
         0.5 px 0.46, 1 px 0.62, 3 px 0.83, 10 px 0.96, 50 px 0.97, 224 px 0.997. NOC's range
         is not in the text (Figure 6 was an image); 10 to 60 px is what we consider NOC-like
         (dv 0.96 to 0.98).""",
-        noc_figure.translation, spacing={"distance": 0.00003}),
+        noc_figure.translation, spacing={"distance": 0.00003},
+        spacing_power={"distance": 0.7}),
     _entry(
         "noc_shear", "noc", "geometric", {"angle": (0.0, 89.5)},
         None, True, (0.0,), (89.5,),
@@ -466,7 +467,7 @@ _ENTRIES += [
         Measured dv: 0.2 degrees 0.18, 1 degree 0.49, 5 degrees 0.80, 20 degrees 0.94, 45
         degrees 0.97. NOC's range is not in the text (Figure 6 was an image; ImageNet-NOC
         keeps shear); 10 to 35 degrees is what we consider NOC-like (dv 0.90 to 0.96).""",
-        noc_figure.shear, spacing={"angle": 0.0001}),
+        noc_figure.shear, spacing={"angle": 0.0003}, spacing_power={"angle": 0.7}),
     _entry(
         "noc_elastic", "noc", "geometric",
         {"amplitude": (0.0, 32.0), "smoothness": (2.0, 32.0)},
@@ -483,7 +484,8 @@ _ENTRIES += [
         amplitude 0.1 px dv 0.18, 0.5 px 0.53, 2 px 0.81, 8 px 0.95, 32 px 0.97. NOC's range is
         not in the text (Figure 6 was an image); amplitude 1 to 4 px at smoothness 4 to 16 is
         what we consider NOC-like (dv 0.7 to 0.9).""",
-        noc_figure.elastic, spacing={"amplitude": 0.0003}),
+        noc_figure.elastic, spacing={"amplitude": 0.001, "smoothness": 0.03},
+        spacing_power={"amplitude": 0.7, "smoothness": 0.7}),
     _entry(
         "noc_rotation", "noc", "geometric", {"angle": (0.0, 180.0)},
         None, True, (0.0,), (180.0,),
@@ -496,7 +498,7 @@ _ENTRIES += [
         degrees 0.30, 1 degree 0.65, 5 degrees 0.91, 20 degrees 0.97, 180 degrees 0.975. NOC's
         range is not in the text (Figure 6 was an image); 10 to 45 degrees is what we consider
         NOC-like (dv 0.95 to 0.98).""",
-        noc_figure.rotation, spacing={"angle": 0.0001}),
+        noc_figure.rotation, spacing={"angle": 0.0001}, spacing_power={"angle": 0.7}),
     _entry(
         "noc_backlight", "noc", "colour", {"strength": (0.0, 20.0)},
         None, True, (0.0,), (20.0,),
@@ -508,7 +510,7 @@ _ENTRIES += [
         image; at 20 even the farthest corner gets more than 1: the image is white (dv 1).
         Measured dv: 0.2 0.14, 0.5 0.32, 1 0.59, 2 0.82, 5 0.98, 10 1.0. 0.3 to 1.5 is what we
         consider NOC-like (dv 0.2 to 0.7).""",
-        noc_figure.backlight, spacing={"strength": 0.001}),
+        noc_figure.backlight, spacing={"strength": 0.01}, spacing_power={"strength": 0.5}),
     _entry(
         "noc_brightness", "noc", "colour", {"shift": (-1.0, 1.0)},
         None, False, (0.0,), (1.0,),
@@ -518,7 +520,7 @@ _ENTRIES += [
         (dv 1 both). Measured dv: +-0.05 0.02, +0.2 0.24, -0.2 0.30, +0.5 0.68, -0.5 0.73,
         +-0.8 0.92. NOC's range is not in the text (Figure 6 was an image; ImageNet-NOC keeps
         brightness); |shift| 0.1 to 0.5 is what we consider NOC-like (dv 0.1 to 0.7).""",
-        noc_figure.brightness, spacing={"shift": 0.01}),
+        noc_figure.brightness, spacing={"shift": 0.1}),
     _entry(
         "noc_contrast", "noc", "colour", {"factor": (0.0, 1.0)},
         None, False, (1.0,), (0.0,),
@@ -528,7 +530,7 @@ _ENTRIES += [
         Measured dv: 0.95 0.03, 0.8 0.09, 0.5 0.23, 0.2 0.49, 0.05 0.78, 0.01 0.94. NOC's range
         is not in the text (Figure 6 was an image); 0.1 to 0.6 is what we consider NOC-like (dv
         0.2 to 0.65).""",
-        noc_figure.contrast, spacing={"factor": 0.01}),
+        noc_figure.contrast, spacing={"factor": 0.1}, spacing_power={"factor": 4.0}),
     _entry(
         "noc_colour_distortion", "noc", "colour", {"strength": (0.0, 8.0)},
         None, True, (0.0,), (8.0,),
@@ -540,7 +542,8 @@ _ENTRIES += [
         z_c near 0 stays), so dv at 8 is 0.81 on average [0.54, 0.99]. Measured dv: 0.2 0.06,
         0.5 0.16, 1 0.32, 2 0.51, 4 0.65. 0.5 to 2 is what we consider NOC-like (gains up to 4,
         dv 0.15 to 0.5).""",
-        noc_figure.colour_distortion, spacing={"strength": 0.01}),
+        noc_figure.colour_distortion, spacing={"strength": 0.03},
+        spacing_power={"strength": 1.4}),
     _entry(
         "noc_greyscale", "noc", "colour", {"factor": (0.0, 1.0)},
         None, False, (0.0,), (1.0,),
@@ -552,7 +555,7 @@ _ENTRIES += [
         not in the text (Figure 6 was an image); its text says only that greyscale, at its
         upper bound, still leaves ResNet-18 a robustness of 0.70, so we take the whole [0, 1]
         as NOC-like.""",
-        noc_figure.greyscale, spacing={"factor": 0.01}),
+        noc_figure.greyscale),
     _entry(
         "noc_hue", "noc", "colour", {"angle": (0.0, 180.0)},
         None, True, (0.0,), (180.0,),
@@ -565,7 +568,7 @@ _ENTRIES += [
         range is not in the text (Figure 6 was an image); its text says hue, at its upper
         bound, still leaves ResNet-18 a robustness of 0.63, so we consider 30 to 180 degrees
         NOC-like.""",
-        noc_figure.hue, spacing={"angle": 0.003}),
+        noc_figure.hue, spacing={"angle": 0.01}, spacing_power={"angle": 3.0}),
 ]
 
 #: Every corruption: the 14 of the VCR paper in its order, then ImageNet-C's and NOC's.
