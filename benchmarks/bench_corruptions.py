@@ -6,7 +6,9 @@ at ImageNet-C severity 3 / a typical Albumentations setting, which is what the p
 and the peer's milliseconds per image (``imagecorruptions`` at severity 3, one image at a time;
 Albumentations transforms). ``imagecorruptions`` 1.1.2 only imports with a stand-in
 ``pkg_resources``, and its Gaussian and glass blur need skimage's old ``multichannel`` argument,
-so both get a small compatibility shim (the timing is the package's own code).
+and its fog numpy 1's ``np.float_``, so they get small compatibility shims (the timing is the
+package's own code). NOC's corruptions have no peer (the paper published no code); they are
+timed at the middle of the paper's range.
 
     python benchmarks/bench_corruptions.py                 # CPU, torch with 2 threads
     python benchmarks/bench_corruptions.py --device cuda   # adds images/s on the GPU
@@ -86,6 +88,8 @@ def imagecorruptions_module():
         stub.resource_filename = lambda pkg, name: os.path.join(  # type: ignore[attr-defined]
             os.path.dirname(sys.modules[pkg].__file__), name)
         sys.modules["pkg_resources"] = stub
+    if not hasattr(np, "float_"):  # its fog uses numpy 1's alias, gone in numpy 2
+        np.float_ = np.float64
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import imagecorruptions.corruptions as module
@@ -101,6 +105,8 @@ def imagecorruptions_module():
 def peer_timer(name: str, images: np.ndarray) -> tuple[str, Callable[[], object]] | None:
     """(peer label, a function corrupting ``images`` one by one) for a corruption, if any."""
     spec = CORRUPTIONS[name]
+    if spec.source == "noc":  # the NOC paper published no code
+        return None
     if spec.source == "imagenet-c":
         module = imagecorruptions_module()
         if module is None:
@@ -129,6 +135,18 @@ def peer_timer(name: str, images: np.ndarray) -> tuple[str, Callable[[], object]
     return "numpy one-liner", lambda: [
         np.uint8(np.round(np.clip(x / 255 + rng.uniform(-0.3, 0.3, x.shape), 0, 1) * 255))
         for x in images]
+
+
+def typical_setting(name: str) -> dict[str, float]:
+    """The setting the peer column runs: ImageNet-C severity 3, a typical Albumentations
+    setting, or (NOC) the middle of the paper's range, else of the way from clean to strongest."""
+    spec = CORRUPTIONS[name]
+    if spec.imagenet_c_severities is not None:
+        return imagenet_c_samples(name)[2]
+    if name in ALBUMENTATIONS_SETTING:
+        return ALBUMENTATIONS_SETTING[name]
+    return {k: (sum(spec.source_range[k]) / 2 if k in spec.source_range
+                else (spec.identity[k] + spec.strongest[k]) / 2) for k in spec.parameters}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -161,8 +179,7 @@ def main(argv: list[str] | None = None) -> None:
         seeds = [noise_seed(0, name, i) for i in range(args.batch)]
         sampled = uniform_samples(name, 0, range(args.batch))
         domain = {k: [p[k] for p in sampled] for k in spec.parameters}
-        typical = (imagenet_c_samples(name)[2] if spec.imagenet_c_severities is not None
-                   else ALBUMENTATIONS_SETTING[name])
+        typical = typical_setting(name)
         fixed = {k: [v] * args.batch for k, v in typical.items()}
 
         def run(params, batch=batch, name=name, seeds=seeds):

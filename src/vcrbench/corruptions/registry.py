@@ -726,12 +726,14 @@ CORRUPTIONS: dict[str, Corruption] = {c.name: c for c in _ENTRIES}
 
 def _domain_table() -> str:
     rows = ["| corruption | source | class | parameter | domain | clean at | visual spacing | "
-            "visual coupling ρ | ImageNet-C 1–5 |",
+            "visual coupling ρ | ImageNet-C 1–5 (NOC: range) |",
             "|---|---|---|---|---|---|---|---|---|"]
     for c in CORRUPTIONS.values():
         for param, (low, high) in c.parameters.items():
             levels = ("–" if c.imagenet_c_severities is None else ", ".join(
                 f"{level[param]:.3g}" for level in c.imagenet_c_severities))
+            if param in c.source_range:
+                levels = "{:g}–{:g}".format(*c.source_range[param])
             spacing = "linear"
             if param in c.spacing:
                 spacing = f"log floor {c.spacing[param]:g}"
