@@ -195,11 +195,11 @@ def resize_matrix(n_in: int, n_out: int, scale: float) -> np.ndarray:
     return out
 
 
-def thumbnail_matrix(n: int, factor: float) -> np.ndarray:
-    """``(n, n)``: down to ``round(n / factor)`` then back up to ``n``, both with the
-    coordinate scale ``factor`` (``resize_matrix``)."""
+def thumbnail_matrices(n: int, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(down, up): ``(m, n)`` to ``m = round(n / factor)`` px and ``(n, m)`` back to ``n``, both
+    with the coordinate scale ``factor`` (``resize_matrix``)."""
     small = max(1, round_int(n / factor))
-    return resize_matrix(small, n, 1.0 / factor) @ resize_matrix(n, small, factor)
+    return resize_matrix(n, small, factor), resize_matrix(small, n, 1.0 / factor)
 
 
 def thumbnail_resize(images: torch.Tensor, params: dict[str, np.ndarray],
@@ -222,7 +222,9 @@ def thumbnail_resize(images: torch.Tensor, params: dict[str, np.ndarray],
         if factor == 1.0:
             out.append(img)
             continue
-        out.append(_separable(img, thumbnail_matrix(h, factor), thumbnail_matrix(w, factor)))
+        down_h, up_h = thumbnail_matrices(h, factor)
+        down_w, up_w = thumbnail_matrices(w, factor)
+        out.append(_separable(_separable(img, down_h, down_w), up_h, up_w))
     return torch.stack(out).clamp(0.0, 1.0)
 
 

@@ -431,7 +431,7 @@ _ENTRIES += [
         quantize: dv 0.81, the corruption cannot remove more (1 level would be a flat image, not
         a quantization). NOC's 4 to 9 levels: dv 0.74 to 0.49. (The authors' code computes
         round(x n) / n, n + 1 levels.)""",
-        noc_table.quantization, spacing={"levels": 0.01}, spacing_power={"levels": 2.0},
+        noc_table.quantization, spacing={"levels": 0.8}, spacing_power={"levels": 2.0},
         source_range={"levels": (4.0, 9.0)}),
     _entry(
         "noc_salt_pepper", "noc", "noise", {"probability": (0.0, 1.0)},
@@ -442,6 +442,7 @@ _ENTRIES += [
         domain is all of [0, 1]: 1 is pure black-and-white noise, dv 0.98. NOC's 0.003 to 0.032:
         dv 0.31 to 0.65 (one changed pixel in 10,000 already gives dv 0.02).""",
         noc_table.salt_pepper, spacing={"probability": 0.0001},
+        spacing_power={"probability": 1.4},
         source_range={"probability": (0.003, 0.032)}),
     _entry(
         "noc_blur", "noc", "blur", {"weight": (0.0, 1.0)},
@@ -451,7 +452,7 @@ _ENTRIES += [
         factor spans [0, 1]; the corruption can do no more than B itself (a blur of standard
         deviation 1.8 px), dv 0.51 at weight 1, so dv above 0.51 is out of its reach. NOC's 0.4
         to 0.95: dv 0.26 to 0.49.""",
-        noc_table.blur, spacing={"weight": 0.03},
+        noc_table.blur, spacing={"weight": 0.03}, spacing_power={"weight": 3.0},
         source_range={"weight": (0.4, 0.95)}),
     _entry(
         "noc_thumbnail_resize", "noc", "blur", {"factor": (1.0, 224.0)},
@@ -462,7 +463,7 @@ _ENTRIES += [
         clean image; 224 leaves a 1 px thumbnail of a 224 px image, a flat colour (dv 1.0).
         NOC's 1.1 to 3.25: dv 0.15 to 0.50; dv rises fast just above 1 (0.06 at 1.001, 0.12 at
         1.01: every pixel is resampled).""",
-        noc_table.thumbnail_resize, spacing={"factor": 0.00001},
+        noc_table.thumbnail_resize, spacing={"factor": 0.0003}, spacing_power={"factor": 0.5},
         source_range={"factor": (1.1, 3.25)}),
     _entry(
         "noc_pixelate", "noc", "digital", {"size": (1.0, 224.0)},
@@ -472,7 +473,7 @@ _ENTRIES += [
         blocks that do not fit are cut at the far ends. 1 is the clean image, 224 one flat block
         (dv 1.0). NOC's 2 to 4: dv 0.23 to 0.51. The smallest pixelation, s = 2 (size 1.5), is
         already dv 0.23: no size gives dv between 0 and 0.23.""",
-        noc_table.pixelate, spacing={"size": 0.003},
+        noc_table.pixelate, spacing={"size": 0.001}, spacing_power={"size": 0.5},
         source_range={"size": (2.0, 4.0)}),
     _entry(
         "noc_artifacts", "noc", "occlusion", {"count": (0.0, 10000.0)},
@@ -482,7 +483,7 @@ _ENTRIES += [
         value drawn per image, anchored uniformly and clipped by the border; count rounded half
         up. 0 is the clean image; 10,000 lines cover the image with the grey (dv 1.0). NOC's 15
         to 170: dv 0.29 to 0.78.""",
-        noc_table.artifacts, spacing={"count": 0.0001},
+        noc_table.artifacts, spacing={"count": 0.0001}, spacing_power={"count": 0.7},
         source_range={"count": (15.0, 170.0)}),
     _entry(
         "noc_vertical_artifacts", "noc", "occlusion", {"count": (0.0, 10000.0)},
@@ -491,6 +492,7 @@ _ENTRIES += [
         (3 x 21 px). 0 is the clean image, 10,000 a flat grey (dv 1.0). NOC's 15 to 180: dv
         0.29 to 0.79.""",
         noc_table.vertical_artifacts, spacing={"count": 0.0001},
+        spacing_power={"count": 0.7},
         source_range={"count": (15.0, 180.0)}),
     _entry(
         "noc_rhombus", "noc", "occlusion", {"count": (0.0, 3000.0)},
@@ -501,7 +503,7 @@ _ENTRIES += [
         up; other sizes scale the picture (noc_table). 0 is the clean image; from
         about 1,000 the image is a mosaic of random greys (dv 0.975, the floor), 3,000 cover it
         all. NOC's 9 to 76: dv 0.27 to 0.80.""",
-        noc_table.rhombus, spacing={"count": 0.0003},
+        noc_table.rhombus, spacing={"count": 0.0003}, spacing_power={"count": 0.7},
         source_range={"count": (9.0, 76.0)}),
     _entry(
         "noc_rain", "noc", "occlusion", {"count": (0.0, 6000.0)},
@@ -511,7 +513,7 @@ _ENTRIES += [
         and clipped by the border; count rounded half up; other sizes scale the picture
         (noc_table). 0 is the clean image, 6,000 a white image (dv 1.0). NOC's 12 to
         120: dv 0.40 to 0.87.""",
-        noc_table.rain, spacing={"count": 0.0001},
+        noc_table.rain, spacing={"count": 0.0003}, spacing_power={"count": 0.7},
         source_range={"count": (12.0, 120.0)}),
     _entry(
         "noc_circles", "noc", "occlusion", {"count": (0.0, 2000.0)},
@@ -519,7 +521,7 @@ _ENTRIES += [
         """NOC circles: count radius-7 discs (as noc_rain) each filled with its own grey, later
         ones on top. 0 is the clean image; from about 500 the image is a mosaic of random greys
         (dv 0.97, the floor), 2,000 cover it all. NOC's 7 to 50: dv 0.24 to 0.75.""",
-        noc_table.circles, spacing={"count": 0.0003},
+        noc_table.circles, spacing={"count": 0.0003}, spacing_power={"count": 0.7},
         source_range={"count": (7.0, 50.0)}),
     _entry(
         "noc_obstruction", "noc", "occlusion", {"side": (0.0, 224.0)},
@@ -528,7 +530,7 @@ _ENTRIES += [
         / 224), placed uniformly inside the image and filled with one grey. 0 is the clean
         image; 224 covers a 224 px image (a flat grey, dv 1.0). NOC's 47 to 125: dv 0.14 to
         0.57.""",
-        noc_table.obstruction, spacing={"side": 0.01},
+        noc_table.obstruction,
         source_range={"side": (47.0, 125.0)}),
 ]
 
