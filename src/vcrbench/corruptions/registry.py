@@ -563,9 +563,121 @@ _ENTRIES += [
         spacing_power={"saturation": 3.0}),
 ]
 
+from vcrbench.corruptions import noc_table  # noqa: E402
+
 # NOC candidate set S (appendix A table): quantization, blur, thumbnail resize, pixelate,
 # artifacts, vertical artifacts, rhombus, rain, circles, obstruction, salt and pepper.
 _ENTRIES += [
+    _entry(
+        "noc_quantization", "noc", "digital", {"levels": (2.0, 256.0)},
+        None, False, (256.0,), (2.0,),
+        """NOC quantization: every channel to k equally spaced levels, x' = floor(x (k - 1) +
+        1/2) / (k - 1); levels is rounded half up to the integer k. 256 levels is the 8-bit
+        image itself (clean), 2 levels (each channel black or full) the fewest that still
+        quantize: dv 0.81, the corruption cannot remove more (1 level would be a flat image, not
+        a quantization). NOC's 4 to 9 levels: dv 0.74 to 0.49. (The authors' code computes
+        round(x n) / n, n + 1 levels.)""",
+        noc_table.quantization, spacing={"levels": 0.8}, spacing_power={"levels": 2.0},
+        source_range={"levels": (4.0, 9.0)}),
+    _entry(
+        "noc_salt_pepper", "noc", "noise", {"probability": (0.0, 1.0)},
+        None, True, (0.0,), (1.0,),
+        """NOC salt and pepper: each pixel is changed with this probability, to white or black
+        (all three channels together) with equal odds; unlike ImageNet-C's impulse noise, which
+        changes each channel value on its own (the authors' code also draws per value). The
+        domain is all of [0, 1]: 1 is pure black-and-white noise, dv 0.98. NOC's 0.003 to 0.032:
+        dv 0.31 to 0.65 (one changed pixel in 10,000 already gives dv 0.02).""",
+        noc_table.salt_pepper, spacing={"probability": 0.0001},
+        spacing_power={"probability": 1.4},
+        source_range={"probability": (0.003, 0.032)}),
+    _entry(
+        "noc_blur", "noc", "blur", {"weight": (0.0, 1.0)},
+        None, False, (0.0,), (1.0,),
+        """NOC blur: (1 - weight) x + weight B(x), B five passes of the 3 x 3 box filter (ones /
+        9, zero padding as in the authors' code, which darkens a 5 px frame). The interpolation
+        factor spans [0, 1]; the corruption can do no more than B itself (a blur of standard
+        deviation 1.8 px), dv 0.51 at weight 1, so dv above 0.51 is out of its reach. NOC's 0.4
+        to 0.95: dv 0.26 to 0.49.""",
+        noc_table.blur, spacing={"weight": 0.03}, spacing_power={"weight": 3.0},
+        source_range={"weight": (0.4, 0.95)}),
+    _entry(
+        "noc_thumbnail_resize", "noc", "blur", {"factor": (1.0, 224.0)},
+        None, False, (1.0,), (224.0,),
+        """NOC thumbnail resize: bilinear (PIL's, anti-aliased) down by factor to round(H /
+        factor) x round(W / factor) px, then bilinear back up, coordinates scaled by the factor
+        itself (continuous in it; PIL's resize twice when H / factor is an integer). 1 is the
+        clean image; 224 leaves a 1 px thumbnail of a 224 px image, a flat colour (dv 1.0).
+        NOC's 1.1 to 3.25: dv 0.15 to 0.50; dv rises fast just above 1 (0.06 at 1.001, 0.12 at
+        1.01: every pixel is resampled).""",
+        noc_table.thumbnail_resize, spacing={"factor": 0.0003}, spacing_power={"factor": 0.5},
+        source_range={"factor": (1.1, 3.25)}),
+    _entry(
+        "noc_pixelate", "noc", "digital", {"size": (1.0, 224.0)},
+        None, False, (1.0,), (224.0,),
+        """NOC pixelate: mean pooling with an s x s filter and stride s, each block filled with
+        its mean, s = size rounded half up (px of a 224 px image, scaled by min(H, W) / 224);
+        blocks that do not fit are cut at the far ends. 1 is the clean image, 224 one flat block
+        (dv 1.0). NOC's 2 to 4: dv 0.23 to 0.51. The smallest pixelation, s = 2 (size 1.5), is
+        already dv 0.23: no size gives dv between 0 and 0.23.""",
+        noc_table.pixelate, spacing={"size": 0.001}, spacing_power={"size": 0.5},
+        source_range={"size": (2.0, 4.0)}),
+    _entry(
+        "noc_artifacts", "noc", "occlusion", {"count": (0.0, 10000.0)},
+        None, True, (0.0,), (10000.0,),
+        """NOC artifacts: count small dotted lines on a 224 px image (noc_table: other sizes
+        scale the picture), each three 5 x 3 px dashes 3 px apart (21 x 3 px), all of one grey
+        value drawn per image, anchored uniformly and clipped by the border; count rounded half
+        up. 0 is the clean image; 10,000 lines cover the image with the grey (dv 1.0). NOC's 15
+        to 170: dv 0.29 to 0.78.""",
+        noc_table.artifacts, spacing={"count": 0.0001}, spacing_power={"count": 0.7},
+        source_range={"count": (15.0, 170.0)}),
+    _entry(
+        "noc_vertical_artifacts", "noc", "occlusion", {"count": (0.0, 10000.0)},
+        None, True, (0.0,), (10000.0,),
+        """NOC vertical artifacts: noc_artifacts with every dotted line rotated by 90 degrees
+        (3 x 21 px). 0 is the clean image, 10,000 a flat grey (dv 1.0). NOC's 15 to 180: dv
+        0.29 to 0.79.""",
+        noc_table.vertical_artifacts, spacing={"count": 0.0001},
+        spacing_power={"count": 0.7},
+        source_range={"count": (15.0, 180.0)}),
+    _entry(
+        "noc_rhombus", "noc", "occlusion", {"count": (0.0, 3000.0)},
+        None, True, (0.0,), (3000.0,),
+        """NOC rhombus: count rhombi |x| + |y| <= 7 px (113 px, 15 px across; the paper's "7x7"
+        read as half-diagonals, as the authors' code) on a 224 px image, each filled with its own
+        grey, later ones on top, anchored uniformly and clipped by the border; count rounded half
+        up; other sizes scale the picture (noc_table). 0 is the clean image; from
+        about 1,000 the image is a mosaic of random greys (dv 0.975, the floor), 3,000 cover it
+        all. NOC's 9 to 76: dv 0.27 to 0.80.""",
+        noc_table.rhombus, spacing={"count": 0.0003}, spacing_power={"count": 0.7},
+        source_range={"count": (9.0, 76.0)}),
+    _entry(
+        "noc_rain", "noc", "occlusion", {"count": (0.0, 6000.0)},
+        None, True, (0.0,), (6000.0,),
+        """NOC rain: count discs x^2 + y^2 <= 7^2 px (149 px) on a 224 px image where p <- (p +
+        1) / 2, once per disc (under c discs p becomes 1 - (1 - p) / 2^c), anchored uniformly
+        and clipped by the border; count rounded half up; other sizes scale the picture
+        (noc_table). 0 is the clean image, 6,000 a white image (dv 1.0). NOC's 12 to
+        120: dv 0.40 to 0.87.""",
+        noc_table.rain, spacing={"count": 0.0003}, spacing_power={"count": 0.7},
+        source_range={"count": (12.0, 120.0)}),
+    _entry(
+        "noc_circles", "noc", "occlusion", {"count": (0.0, 2000.0)},
+        None, True, (0.0,), (2000.0,),
+        """NOC circles: count radius-7 discs (as noc_rain) each filled with its own grey, later
+        ones on top. 0 is the clean image; from about 500 the image is a mosaic of random greys
+        (dv 0.97, the floor), 2,000 cover it all. NOC's 7 to 50: dv 0.24 to 0.75.""",
+        noc_table.circles, spacing={"count": 0.0003}, spacing_power={"count": 0.7},
+        source_range={"count": (7.0, 50.0)}),
+    _entry(
+        "noc_obstruction", "noc", "occlusion", {"side": (0.0, 224.0)},
+        None, True, (0.0,), (224.0,),
+        """NOC obstruction: one side x side px square (side rounded half up, scaled by min(H, W)
+        / 224), placed uniformly inside the image and filled with one grey. 0 is the clean
+        image; 224 covers a 224 px image (a flat grey, dv 1.0). NOC's 47 to 125: dv 0.14 to
+        0.57.""",
+        noc_table.obstruction,
+        source_range={"side": (47.0, 125.0)}),
 ]
 
 # NOC candidate set S (appendix figure): border, translation, shear, elastic, rotation,

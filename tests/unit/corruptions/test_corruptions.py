@@ -136,7 +136,7 @@ def test_the_documented_domain_table_is_the_registry():
 
 
 def test_registry_lists_the_paper_corruptions_in_order():
-    assert list(CORRUPTIONS)[: len(PAPER_ORDER)] == PAPER_ORDER
+    assert list(CORRUPTIONS)[: len(PAPER_ORDER)] == PAPER_ORDER  # then the later groups
     for name, spec in CORRUPTIONS.items():
         assert spec.name == name and spec.docs and name in DOMAIN_TABLE
         assert (spec.imagenet_c_severities is not None) == (spec.source == "imagenet-c")
