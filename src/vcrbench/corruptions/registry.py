@@ -29,7 +29,16 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
-from vcrbench.corruptions import blur, colour, noise, weather
+from vcrbench.corruptions import (
+    blur,
+    colour,
+    digital,
+    imagenet_c_more,
+    noc_figure,
+    noc_table,
+    noise,
+    weather,
+)
 from vcrbench.errors import VcrbenchError
 
 #: A batched corruption: images ``(B, 3, H, W)`` float in [0, 1], parameters as float64 arrays of
@@ -407,7 +416,6 @@ _ENTRIES = [
         noise.uniform_noise, spacing={"width": 0.001}),
 ]
 
-from vcrbench.corruptions import imagenet_c_more  # noqa: E402
 
 # ImageNet-C, the rest of its 15 (Hendrycks & Dietterich 2019): zoom blur, snow, fog,
 # elastic transform.
@@ -488,7 +496,6 @@ _ENTRIES += [
 
 # ImageNet-C, the rest of its 15 and its extras: contrast, pixelate, JPEG compression;
 # speckle noise, spatter, saturate.
-from vcrbench.corruptions import digital  # noqa: E402
 
 _ENTRIES += [
     _entry(
@@ -563,7 +570,6 @@ _ENTRIES += [
         spacing_power={"saturation": 3.0}),
 ]
 
-from vcrbench.corruptions import noc_table  # noqa: E402
 
 # NOC candidate set S (appendix A table): quantization, blur, thumbnail resize, pixelate,
 # artifacts, vertical artifacts, rhombus, rain, circles, obstruction, salt and pepper.
@@ -682,7 +688,6 @@ _ENTRIES += [
 
 # NOC candidate set S (appendix figure): border, translation, shear, elastic, rotation,
 # backlight, brightness, contrast, colour distortion, greyscale, hue.
-from vcrbench.corruptions import noc_figure  # noqa: E402
 
 #: NOC's Figures 2 and 6 show these candidates only as images: their descriptions and severity
 #: ranges are not in the paper's text, so they have no ``source_range``; each ``docs`` names the
