@@ -263,10 +263,10 @@ def test_the_imagenet_noc_set_runs_through_the_tiny_pipeline(tmp_path):
     # corruptions: one set name for NOC's eight; a few samples each, through the summary
     summary = tmp_path / "results" / "noc" / "metrics" / "summary.parquet"
     result = snakemake(
-        "--cores", "2", "--configfile", str(TEST_CONFIG), "--config", "run=noc",
-        "corruptions=imagenet-noc", "sampling={n: 24, shard_size: 24, imagenet_c_n: 0}",
-        "bootstrap={replicates: 5}", "binning={bins: 4, min_count: 2}",
-        str(summary.relative_to(tmp_path)), workdir=tmp_path)
+        str(summary.relative_to(tmp_path)), "--cores", "2", "--configfile", str(TEST_CONFIG),
+        "--config", "run=noc", "corruptions=imagenet-noc",
+        "sampling={n: 24, shard_size: 24, imagenet_c_n: 0}", "bootstrap={replicates: 5}",
+        "binning={bins: 4, min_count: 2}", workdir=tmp_path)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     rows = pq.read_table(summary).to_pylist()
     noc = ["noc_quantization", "noc_blur", "noc_vertical_artifacts", "noc_rain", "noc_border",
