@@ -29,7 +29,7 @@ at the clean end return the image itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -174,41 +174,35 @@ def border(images: torch.Tensor, params: dict[str, np.ndarray],
     return torch.stack(out)
 
 
+def _warp_each(images: torch.Tensor, values: np.ndarray, seeds: Sequence[int],
+               theta: Callable[[float, int, int, int], torch.Tensor]) -> torch.Tensor:
+    """Each image warped by the affine ``theta(value, seed, height, width)``; a value of 0 (the
+    clean end) returns the image itself."""
+    _, _, h, w = images.shape
+    return torch.stack([
+        image if value == 0 else affine_warp(image, theta(float(value), int(seed), h, w))
+        for image, value, seed in zip(images, values, seeds, strict=True)])
+
+
 def translation(images: torch.Tensor, params: dict[str, np.ndarray],
                 seeds: Sequence[int]) -> torch.Tensor:
     """Shift by ``distance`` px (of 224) in a direction uniform on the circle (from the seed)."""
-    out = []
-    for image, d, seed in zip(images, _values(params, "distance"), seeds, strict=True):
-        out.append(image if d == 0 else affine_warp(image, translation_theta(
-            d, keyed_direction(seed))))
-    return torch.stack(out)
+    return _warp_each(images, _values(params, "distance"), seeds,
+                      lambda d, seed, h, w: translation_theta(d, keyed_direction(seed)))
 
 
 def shear(images: torch.Tensor, params: dict[str, np.ndarray],
           seeds: Sequence[int]) -> torch.Tensor:
     """Horizontal shear by ``angle`` degrees (factor ``tan(angle)``), sign from the seed."""
-    _, _, h, w = images.shape
-    out = []
-    for image, angle, seed in zip(images, _values(params, "angle"), seeds, strict=True):
-        if angle == 0:
-            out.append(image)
-            continue
-        factor = keyed_sign(seed) * math.tan(math.radians(angle))
-        out.append(affine_warp(image, shear_theta(factor, h, w)))
-    return torch.stack(out)
+    return _warp_each(images, _values(params, "angle"), seeds, lambda angle, seed, h, w: shear_theta(
+        keyed_sign(seed) * math.tan(math.radians(angle)), h, w))
 
 
 def rotation(images: torch.Tensor, params: dict[str, np.ndarray],
              seeds: Sequence[int]) -> torch.Tensor:
     """Rotation by ``angle`` degrees about the centre, sign from the seed, corners black."""
-    _, _, h, w = images.shape
-    out = []
-    for image, angle, seed in zip(images, _values(params, "angle"), seeds, strict=True):
-        if angle == 0:
-            out.append(image)
-            continue
-        out.append(affine_warp(image, rotation_theta(keyed_sign(seed) * angle, h, w)))
-    return torch.stack(out)
+    return _warp_each(images, _values(params, "angle"), seeds,
+                      lambda angle, seed, h, w: rotation_theta(keyed_sign(seed) * angle, h, w))
 
 
 def elastic_displacement(seed: int, height: int, width: int, amplitude: float,

@@ -13,15 +13,12 @@ same way. Albumentations is optional (tests skip without it).
 from __future__ import annotations
 
 import importlib.util
-import os
-import sys
-import types
-import warnings
 
 import numpy as np
 import pytest
 import torch
 from helpers.paths import IMAGENET_SAMPLE, REPO
+from helpers.peers import diff, imagecorruptions_module, seeded_numpy
 from PIL import Image
 
 from vcrbench.core.seeding import noise_seed
@@ -72,23 +69,7 @@ def images() -> np.ndarray:
 @pytest.fixture(scope="module")
 def ic():
     """``imagecorruptions.corruptions``, importable and with a working ``gaussian``."""
-    if importlib.util.find_spec("imagecorruptions") is None:
-        pytest.skip("imagecorruptions is not installed")
-    stub = types.ModuleType("pkg_resources")
-    stub.resource_filename = lambda pkg, name: os.path.join(  # type: ignore[attr-defined]
-        os.path.dirname(sys.modules[pkg].__file__), name)
-    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if "pkg_resources" not in sys.modules and importlib.util.find_spec("pkg_resources") is None:
-            mp.setitem(sys.modules, "pkg_resources", stub)
-        import imagecorruptions.corruptions as module
-    from skimage.filters import gaussian
-
-    def gaussian_compat(image, sigma, multichannel=None, **kwargs):
-        return gaussian(image, sigma=sigma, channel_axis=-1 if multichannel else None, **kwargs)
-
-    module.gaussian = gaussian_compat
-    return module
+    return imagecorruptions_module()
 
 
 def needs_frost_photographs(name: str) -> None:
@@ -109,22 +90,6 @@ def corrupt(name: str, images: np.ndarray, point: dict[str, float], seeds=None,
     out = apply_corruption(name, to_tensor(images, dtype), {k: [v] * n for k, v in point.items()},
                            seeds)
     return out.permute(0, 2, 3, 1).numpy()
-
-
-def diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.abs(a.astype(np.float64) - b.astype(np.float64))
-
-
-def seeded_numpy(seed: int):
-    """Run a peer that uses numpy's global RNG under a fixed seed, then restore the state."""
-    class _Ctx:
-        def __enter__(self):
-            self.state = np.random.get_state()
-            np.random.seed(seed)
-
-        def __exit__(self, *exc):
-            np.random.set_state(self.state)
-    return _Ctx()
 
 
 # --------------------------------------------------------------------------- registry

@@ -15,15 +15,10 @@ distribution (speckle: mean and standard deviation of the change within 3 %).
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-import types
-import warnings
-
 import numpy as np
 import pytest
 import torch
+from helpers.peers import diff, imagecorruptions_module, seeded_numpy
 from PIL import Image
 
 from vcrbench.core.seeding import noise_seed
@@ -49,17 +44,7 @@ def images() -> np.ndarray:
 @pytest.fixture(scope="module")
 def ic():
     """``imagecorruptions.corruptions`` imported with a stand-in ``pkg_resources``."""
-    if importlib.util.find_spec("imagecorruptions") is None:
-        pytest.skip("imagecorruptions is not installed")
-    stub = types.ModuleType("pkg_resources")
-    stub.resource_filename = lambda pkg, name: os.path.join(  # type: ignore[attr-defined]
-        os.path.dirname(sys.modules[pkg].__file__), name)
-    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if "pkg_resources" not in sys.modules and importlib.util.find_spec("pkg_resources") is None:
-            mp.setitem(sys.modules, "pkg_resources", stub)
-        import imagecorruptions.corruptions as module
-    return module
+    return imagecorruptions_module()
 
 
 def to_tensor(images: np.ndarray, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -75,22 +60,6 @@ def corrupt(name: str, images: np.ndarray, point: dict[str, float], seeds=None) 
     seeds = list(range(1, n + 1)) if seeds is None else seeds
     out = apply_corruption(name, to_tensor(images), {k: [v] * n for k, v in point.items()}, seeds)
     return to_hwc(out)
-
-
-def diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.abs(a.astype(np.float64) - b.astype(np.float64))
-
-
-def seeded(seed: int):
-    """Run a peer that draws from numpy's global RNG under a fixed seed, then restore it."""
-    class _Ctx:
-        def __enter__(self):
-            self.state = np.random.get_state()
-            np.random.seed(seed)
-
-        def __exit__(self, *exc):
-            np.random.set_state(self.state)
-    return _Ctx()
 
 
 # --------------------------------------------------------------------------- the registry
@@ -185,7 +154,7 @@ def test_speckle_noise_matches_the_package(images, ic):
     levels = imagenet_c_samples("speckle_noise")
     for severity, point in enumerate(levels, 1):
         for k, img in enumerate(x):
-            with seeded(10 * severity + k):
+            with seeded_numpy(10 * severity + k):
                 ref = np.clip(ic.speckle_noise(Image.fromarray(img), severity), 0, 255)
             n = np.random.RandomState(10 * severity + k).standard_normal(img.shape)
             noise = torch.from_numpy(n).permute(2, 0, 1)
@@ -193,7 +162,7 @@ def test_speckle_noise_matches_the_package(images, ic):
                                          noise)
             assert diff(ours.permute(1, 2, 0).numpy() * 255, ref).max() < 1e-3
     for severity in (1, 3, 5):
-        with seeded(severity):
+        with seeded_numpy(severity):
             ref = np.stack([np.round(np.clip(ic.speckle_noise(Image.fromarray(img), severity),
                                              0, 255)) for img in x])
         seeds = [noise_seed(severity, "speckle_noise", i) for i in range(len(x))]
@@ -210,7 +179,7 @@ def test_spatter_matches_the_package(images, ic):
     for severity, point in enumerate(imagenet_c_samples("spatter"), 1):
         loc, scale = dig.SPATTER_SEVERITIES[severity - 1][:2]
         for k, img in enumerate(x):
-            with seeded(7 * severity + k):
+            with seeded_numpy(7 * severity + k):
                 ref = np.clip(ic.spatter(Image.fromarray(img), severity), 0, 255)
             n = np.random.RandomState(7 * severity + k).standard_normal(img.shape[:2])
             ours = dig.spatter_one(to_tensor(img[None], torch.float64)[0], point["strength"], n)
@@ -218,7 +187,7 @@ def test_spatter_matches_the_package(images, ic):
             assert (d > 1e-3).mean() <= 1e-3, (severity, (d > 1e-3).mean())
             assert ref.std() > 0 and diff(ref, img).max() > 20  # spatter is visible
     # and the layer really is the package's N(loc, scale): loc + scale * n, bit for bit
-    with seeded(3):
+    with seeded_numpy(3):
         drawn = np.random.normal(size=(5, 4), loc=loc, scale=scale)
     np.testing.assert_array_equal(drawn, loc + scale * np.random.RandomState(3).standard_normal(
         (5, 4)))

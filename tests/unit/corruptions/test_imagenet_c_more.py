@@ -16,15 +16,10 @@ draws have the peer's distributions is checked separately (``test_draws_have_the
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-import types
-import warnings
-
 import numpy as np
 import pytest
 import torch
+from helpers.peers import imagecorruptions_module
 
 from vcrbench.core.seeding import noise_seed
 from vcrbench.corruptions import apply_corruption, get_corruption, uniform_samples
@@ -51,25 +46,9 @@ def images() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def ic():
-    """``imagecorruptions.corruptions`` importable (stand-in ``pkg_resources``), with skimage's
-    ``multichannel`` argument translated and ``np.float_`` present for ``plasma_fractal``."""
-    if importlib.util.find_spec("imagecorruptions") is None:
-        pytest.skip("imagecorruptions is not installed")
-    stub = types.ModuleType("pkg_resources")
-    stub.resource_filename = lambda pkg, name: os.path.join(  # type: ignore[attr-defined]
-        os.path.dirname(sys.modules[pkg].__file__), name)
-    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if "pkg_resources" not in sys.modules and importlib.util.find_spec("pkg_resources") is None:
-            mp.setitem(sys.modules, "pkg_resources", stub)
-        import imagecorruptions.corruptions as module
-    from skimage.filters import gaussian
-
-    def gaussian_compat(image, sigma, multichannel=None, **kwargs):
-        return gaussian(image, sigma=sigma, channel_axis=-1 if multichannel else None, **kwargs)
-
-    module.gaussian = gaussian_compat
-    return module
+    """``imagecorruptions.corruptions`` importable on current libraries (fog: see
+    ``float_alias``)."""
+    return imagecorruptions_module()
 
 
 @pytest.fixture
