@@ -194,8 +194,10 @@ def translation(images: torch.Tensor, params: dict[str, np.ndarray],
 def shear(images: torch.Tensor, params: dict[str, np.ndarray],
           seeds: Sequence[int]) -> torch.Tensor:
     """Horizontal shear by ``angle`` degrees (factor ``tan(angle)``), sign from the seed."""
-    return _warp_each(images, _values(params, "angle"), seeds, lambda angle, seed, h, w: shear_theta(
-        keyed_sign(seed) * math.tan(math.radians(angle)), h, w))
+    return _warp_each(
+        images, _values(params, "angle"), seeds,
+        lambda angle, seed, h, w: shear_theta(keyed_sign(seed) * math.tan(math.radians(angle)),
+                                              h, w))
 
 
 def rotation(images: torch.Tensor, params: dict[str, np.ndarray],
