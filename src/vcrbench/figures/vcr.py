@@ -284,9 +284,11 @@ def plot_dv_histograms(
         ax.tick_params(labelsize=8.5, labelbottom=True)
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
+    for i, ax in enumerate(list(axes.flat)[: len(names)]):
+        if i + cols >= len(names):  # no panel below it
+            ax.set_xlabel(DV_LABEL, fontsize=9)
     handles, labels = unique_handles(axes.flat)
     legend_below(fig, handles, labels, ncol=2)
-    fig.supxlabel(DV_LABEL, fontsize=10, y=0.06 if rows_n > 1 else 0.0)
     fig.supylabel("fraction of the sample per bin", fontsize=10)
     n_text = ("N = " + "/".join(map(str, sorted(sizes)))) if sizes else "no samples"
     ic_text = (" · of the ImageNet-C sample (IC, N = " + "/".join(map(str, sorted(ic_sizes)))
