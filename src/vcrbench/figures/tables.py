@@ -31,7 +31,8 @@ p.intro { max-width: 72em; margin: 0 0 10px; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid #d9dee3; padding: 3px 8px; text-align: left;
          vertical-align: top; }
-th { position: sticky; top: 0; background: #eef1f4; cursor: pointer; white-space: nowrap; }
+th { position: sticky; top: 0; background: #eef1f4; cursor: pointer; vertical-align: bottom;
+     max-width: 11em; }
 th[aria-sort=ascending]::after { content: ' \\25B2'; }
 th[aria-sort=descending]::after { content: ' \\25BC'; }
 td.num, td.nowrap { text-align: right; white-space: nowrap; }
