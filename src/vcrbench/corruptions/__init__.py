@@ -1,6 +1,8 @@
-"""The 14 image corruptions of the VCR paper, batched in torch, with their parameter domains.
+"""Image corruptions, batched in torch, with their parameter domains: the VCR paper's 14, the
+rest of ImageNet-C and its extras, and the NOC paper's candidate set (``sets`` names them).
 
-``apply_corruption`` corrupts a batch, ``CORRUPTIONS`` is the registry (in the paper's order),
+``apply_corruption`` corrupts a batch, ``CORRUPTIONS`` is the registry (the VCR paper's 14 first,
+in its order),
 ``sampling`` draws parameters (uniformly over the domains, or ImageNet-C's five severities).
 See ``registry`` for the conventions and ``DOMAIN_TABLE`` for the domains; ``generators`` makes
 a sample's noise generator from its stored seed.
