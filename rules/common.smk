@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from vcrbench.config import evaluated_models, model_slug, validate_config  # noqa: E402
+from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402
 
 try:
@@ -61,7 +62,11 @@ REPORT_CATEGORIES = {
                 ("Summary", True),
                 ("Robustness curves", True),
                 ("Human comparison", bool(config["human"])),
-                ("ImageNet-C comparison", bool(config["sampling"]["imagenet_c_n"])),
+                (
+                    "ImageNet-C comparison",
+                    bool(config["sampling"]["imagenet_c_n"])
+                    and any(REGISTRY[c].imagenet_c_severities for c in CORRUPTIONS),
+                ),
                 ("Visual change coverage", True),
                 ("Fine-tuning", bool(config["finetune"])),
                 ("Corruption overlap", bool(config["overlap"]["candidates"])),

@@ -69,13 +69,18 @@ class Browser:
         self._buffer = b""
         self._next_id = 0
         self._events: list[dict] = []
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self._session = self.call("Target.attachToTarget",
-                                  {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Page", "Log"):
-            self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        try:
+            target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self._session = self.call("Target.attachToTarget",
+                                      {"targetId": target, "flatten": True})["sessionId"]
+            for domain in ("Runtime", "Page", "Log"):
+                self.call(f"{domain}.enable")
+            self.call("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": height, "deviceScaleFactor": 1,
+                       "mobile": False})
+        except BaseException:
+            self.close()  # no browser or profile folder left behind
+            raise
 
     def __enter__(self) -> Browser:
         return self

@@ -71,7 +71,6 @@ def test_report_has_every_figure_with_its_caption(report):
     ):
         assert text in html, text
     assert "Human comparison" not in html  # the tiny run has no human data
-    assert ".pdf" not in html  # vector figures stay on disk
 
 
 def test_every_figure_png_fits_the_report(tiny_copy):

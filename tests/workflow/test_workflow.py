@@ -255,8 +255,9 @@ figures: {{formats: [png]}}
                  "robustness", *(f"curves/{c}" for c in sources)]:
         assert (figures / f"{name}.png").stat().st_size > 0, name
     coverage = (results / "metrics" / "coverage.csv").read_text(encoding="utf-8").splitlines()
-    assert coverage[0] == "corruption,n_samples,coverage,imagenet_c_coverage"
-    assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",")
+    assert coverage[0] == ("corruption,n_samples,coverage,imagenet_c_n,imagenet_c_coverage,"
+                           "coverage_at_imagenet_c_n")
+    assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",,,")
 
 
 def test_the_imagenet_noc_set_runs_through_the_tiny_pipeline(tmp_path):

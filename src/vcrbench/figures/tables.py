@@ -91,7 +91,10 @@ def _number_cell(value: float | int | None, digits: int = 3) -> str:
 
 
 def _text_cell(value: str | None, css: str = "") -> str:
+    """``<td>`` of plain text; a ``null`` cell (a value the table does not have) sorts last."""
     attr = f' class="{css}"' if css else ""
+    if "null" in css.split():
+        attr += ' data-sort=""'
     return f"<td{attr}>{html.escape(value or '')}</td>"
 
 

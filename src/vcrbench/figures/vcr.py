@@ -162,6 +162,7 @@ def plot_curves(
                     linewidth=0,
                 )
                 lo, hi = _data_range(_metrics_row(human_metrics, prop))
+                data_lo, data_hi = min(data_lo, lo), max(data_hi, hi)
                 inside, outside = _split_at_range(curve["v"], curve["s"], lo, hi)
                 ax.plot(curve["v"], inside, color=HUMAN_COLOUR, linewidth=2, label=human_name)
                 if np.isfinite(outside).any():
@@ -240,7 +241,8 @@ def plot_dv_histograms(
     """
     imagenet_c = imagenet_c or {}
     names = list(dv)
-    cols = min(5, max(1, len(names)))
+    # about 1.8 times as many columns as rows: landscape for any number of corruptions
+    cols = min(len(names), max(5, math.ceil(math.sqrt(1.8 * len(names))))) or 1
     rows_n = math.ceil(len(names) / cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(2.45 * cols + 0.6, 1.95 * rows_n + 1.1),
                              squeeze=False, sharex=True)
@@ -277,7 +279,8 @@ def plot_dv_histograms(
             )
             fair = (expected_coverage(np.asarray(dv[name], dtype=float), n_ic, bins, min_count)
                     if n >= n_ic else float("nan"))
-            title += f" · IC {coverage(ic_values, bins, min_count):.2f} vs {fair:.2f}"
+            fair_text = "–" if np.isnan(fair) else f"{fair:.2f}"
+            title += f" · IC {coverage(ic_values, bins, min_count):.2f} vs {fair_text}"
         ax.set_title(title, fontsize=9.5)
         ax.set_xlim(0, 1)
         ax.set_ylim(bottom=0)

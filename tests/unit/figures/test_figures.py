@@ -413,3 +413,15 @@ def test_no_png_is_taller_than_1000_pixels(tmp_path):
     save_figure(fig, [tmp_path / "small.png"])
     with Image.open(tmp_path / "small.png") as image:
         assert image.height < 3 * 150 + 40  # full resolution where it fits
+
+
+@pytest.mark.parametrize("count", [2, 14, 46])
+def test_dv_histograms_stay_landscape_for_any_number_of_corruptions(count, tmp_path):
+    rng = np.random.default_rng(1)
+    dv = {f"c{i}": rng.uniform(0, 1, 60) for i in range(count)}
+    # an ImageNet-C sample larger than the uniform one: no coverage "at its size"
+    imagenet_c = {"c0": rng.uniform(0, 1, 100)}
+    fig = plot_dv_histograms(dv, bins=BINS, min_count=3, paths=[tmp_path / "h.png"],
+                             imagenet_c=imagenet_c)
+    assert fig.get_figwidth() > fig.get_figheight()
+    assert fig.axes[0].get_title().endswith(" vs –")

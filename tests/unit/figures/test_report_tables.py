@@ -85,6 +85,7 @@ def test_summary_page_has_intervals_next_to_values_and_explains_nulls():
     assert second["R [95 % CI]"][0] == NULL
     assert second["R [95 % CI]"][1]["data-sort"] == ""  # nulls sort last
     assert second["HMRI [95 % CI]"][0] == "no human curve"
+    assert second["HMRI [95 % CI]"][1]["data-sort"] == ""  # sorts with the nulls, last
     assert second["note"][0].startswith("R not reported: 3 of 20 bins")
     # sorting keys: the value itself, not the text with its interval
     assert dict(zip(parsed.header, parsed.rows[0], strict=True))["R [95 % CI]"][1][
