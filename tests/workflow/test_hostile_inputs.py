@@ -192,14 +192,14 @@ def test_skip_unreadable_logs_bad_files_and_runs_odd_modes_through(tmp_path):
 #: Type errors are all reported at once; model names are checked after the types are right.
 WRONG_TYPES = {
     "sampling": {"n": "many"},
-    "corruptions": "gaussian_noise",
+    "corruptions": {"gaussian_noise": 1},  # a name or a list of names (and sets), not a mapping
     "seed": 1.5,
     "figures": {"formats": "png"},
     "dataset": {"skip_unreadable": "maybe"},
 }
 WRONG_TYPE_MESSAGES = [
     "'sampling.n' must be of type integer, got 'many'",
-    "'corruptions' must be of type array, got 'gaussian_noise'",
+    "'corruptions' must be of type array, got {'gaussian_noise': 1}",
     "'seed' must be of type integer, got 1.5",
     "'figures.formats' must be of type array, got 'png'",
     "'dataset.skip_unreadable' must be of type boolean, got 'maybe'",
