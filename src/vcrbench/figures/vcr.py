@@ -241,8 +241,8 @@ def plot_dv_histograms(
     """
     imagenet_c = imagenet_c or {}
     names = list(dv)
-    # about 1.8 times as many columns as rows: landscape for any number of corruptions
-    cols = min(len(names), max(5, math.ceil(math.sqrt(1.8 * len(names))))) or 1
+    # five columns up to 25 corruptions, then more: landscape for any number of them
+    cols = min(len(names), max(5, math.ceil(math.sqrt(1.2 * len(names))))) or 1
     rows_n = math.ceil(len(names) / cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(2.45 * cols + 0.6, 1.95 * rows_n + 1.1),
                              squeeze=False, sharex=True)
