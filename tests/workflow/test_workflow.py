@@ -29,6 +29,18 @@ def test_lint_has_no_findings():
     assert "Congratulations" in result.stdout + result.stderr, result.stdout + result.stderr
 
 
+def _checkout_beside_shared(tmp_path):
+    """A working folder with ../shared beside it, as the sample configs' relative paths expect
+    (skips the test where the reference data are absent)."""
+    shared = REPO.parent / "shared"
+    if not shared.is_dir():
+        pytest.skip(f"{shared} is absent (reference data lives in ../shared/data)")
+    (tmp_path / "shared").symlink_to(shared)
+    workdir = tmp_path / "checkout"
+    workdir.mkdir()
+    return workdir
+
+
 @pytest.mark.parametrize(
     "configfile",
     [
@@ -47,13 +59,7 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
     if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
                       "config/reva-sample.yaml"):
-        # its paths are relative to a checkout with ../shared beside it
-        shared = REPO.parent / "shared"
-        if not shared.is_dir():
-            pytest.skip(f"{shared} is absent (reference data lives in ../shared/data)")
-        (tmp_path / "shared").symlink_to(shared)
-        workdir = tmp_path / "checkout"
-        workdir.mkdir()
+        workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
     job_stats = [line.split() for line in result.stdout.splitlines()]
@@ -280,12 +286,7 @@ def test_the_imagenet_noc_set_runs_through_the_tiny_pipeline(tmp_path):
 
 
 def test_overlap_accepts_the_noc_candidate_set(tmp_path):
-    shared = REPO.parent / "shared"
-    if not shared.is_dir():
-        pytest.skip(f"{shared} is absent (reference data lives in ../shared/data)")
-    (tmp_path / "shared").symlink_to(shared)
-    workdir = tmp_path / "checkout"
-    workdir.mkdir()
+    workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / "config" / "finetune-sample.yaml"),
                        "--config", "corruptions=noc-candidates",
                        "overlap={candidates: noc-candidates}", "human=[]", workdir=workdir)
