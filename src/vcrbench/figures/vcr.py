@@ -199,7 +199,8 @@ def plot_curves(
         extra_labels.append("per-bin rate (humans: squares)")
     if extrapolated:
         extra.append(Line2D([], [], color="0.3", linestyle=EXTRAPOLATED["model"]))
-        extra_labels.append("beyond the data: extrapolated to the anchors (humans: dotted)")
+        extra_labels.append("beyond the data: extrapolated to the anchors"
+                            + (" (humans: dotted)" if human is not None else ""))
         extra.append(Patch(color="0.5", alpha=0.2))
         extra_labels.append("Δv without data")
     legend_below(fig, handles + extra, labels + extra_labels, ncol=3)
