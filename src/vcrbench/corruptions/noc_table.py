@@ -29,7 +29,7 @@ are changed on the images' device.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -348,20 +348,29 @@ def paint(image: torch.Tensor, index: np.ndarray, owner: np.ndarray,
     return torch.where(mask, fill_t, image)
 
 
-def _shapes(images: torch.Tensor, counts: np.ndarray, seeds: Sequence[int],
-            offsets: np.ndarray) -> torch.Tensor:
-    """Shapes each filled with its own random grey (rhombus, circles)."""
+def _each_count(images: torch.Tensor, counts: np.ndarray, seeds: Sequence[int],
+                shapes: Callable[[torch.Tensor, int, np.random.Generator], torch.Tensor]
+                ) -> torch.Tensor:
+    """Each image with ``shapes(image, n, rng)`` applied, ``n`` its count scaled to the image
+    size and ``rng`` its sample's generator; a count of 0 returns the image itself."""
     _, _, h, w = images.shape
     out = []
     for img, count, seed in zip(images, counts, seeds, strict=True):
         n = scaled_count(float(count), h, w)
-        if n == 0:
-            out.append(img)
-            continue
-        anchors, values = draw_shapes(numpy_generator(seed), n, h, w, values=True)
-        index, owner = stamp_indices(anchors, offsets, h, w)
-        out.append(paint(img, index, owner, values))
+        out.append(img if n == 0 else shapes(img, n, numpy_generator(seed)))
     return torch.stack(out)
+
+
+def _shapes(images: torch.Tensor, counts: np.ndarray, seeds: Sequence[int],
+            offsets: np.ndarray) -> torch.Tensor:
+    """Shapes each filled with its own random grey (rhombus, circles)."""
+    _, _, h, w = images.shape
+
+    def filled(img: torch.Tensor, n: int, rng: np.random.Generator) -> torch.Tensor:
+        anchors, values = draw_shapes(rng, n, h, w, values=True)
+        return paint(img, *stamp_indices(anchors, offsets, h, w), values)
+
+    return _each_count(images, counts, seeds, filled)
 
 
 def circles(images: torch.Tensor, params: dict[str, np.ndarray],
@@ -393,36 +402,28 @@ def rain(images: torch.Tensor, params: dict[str, np.ndarray],
     applied one after the other, as in the authors' code). Draws: ``rng.random((n, 2))``."""
     _, _, h, w = images.shape
     offsets = disc_offsets(DISC_RADIUS * length_scale(h, w))
-    out = []
-    for img, count, seed in zip(images, params["count"], seeds, strict=True):
-        n = scaled_count(float(count), h, w)
-        if n == 0:
-            out.append(img)
-            continue
-        anchors, _ = draw_shapes(numpy_generator(seed), n, h, w, values=False)
+
+    def drops(img: torch.Tensor, n: int, rng: np.random.Generator) -> torch.Tensor:
+        anchors, _ = draw_shapes(rng, n, h, w, values=False)
         index, _ = stamp_indices(anchors, offsets, h, w)
         layers = np.bincount(index, minlength=h * w).reshape(h, w)
         keep = torch.from_numpy(np.ldexp(1.0, -layers)).to(img.device, img.dtype)
-        out.append(1.0 - (1.0 - img) * keep)
-    return torch.stack(out)
+        return 1.0 - (1.0 - img) * keep
+
+    return _each_count(images, params["count"], seeds, drops)
 
 
 def _artifacts(images: torch.Tensor, counts: np.ndarray, seeds: Sequence[int],
                vertical: bool) -> torch.Tensor:
     _, _, h, w = images.shape
     offsets = artifact_offsets(length_scale(h, w), vertical)
-    out = []
-    for img, count, seed in zip(images, counts, seeds, strict=True):
-        n = scaled_count(float(count), h, w)
-        if n == 0:
-            out.append(img)
-            continue
-        rng = numpy_generator(seed)
+
+    def dotted(img: torch.Tensor, n: int, rng: np.random.Generator) -> torch.Tensor:
         grey = rng.random()
         anchors, _ = draw_shapes(rng, n, h, w, values=False)
-        index, owner = stamp_indices(anchors, offsets, h, w)
-        out.append(paint(img, index, owner, np.full(n, grey)))
-    return torch.stack(out)
+        return paint(img, *stamp_indices(anchors, offsets, h, w), np.full(n, grey))
+
+    return _each_count(images, counts, seeds, dotted)
 
 
 def artifacts(images: torch.Tensor, params: dict[str, np.ndarray],
