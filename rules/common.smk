@@ -16,6 +16,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from vcrbench.config import evaluated_models, model_slug, validate_config  # noqa: E402
 from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
+from vcrbench.data.prepared import store_path  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402
 
 try:
@@ -43,6 +44,18 @@ wildcard_constraints:
 def model_name(wildcards):
     """The configured model string of a model folder name."""
     return MODELS[wildcards.model]
+
+
+def prepared(index):
+    """The prepared-image store (rule prepare_images) of an index file, or an input function
+    giving it for an input function that gives an index file."""
+    if not callable(index):
+        return store_path(index)
+
+    def store_of(wildcards):
+        return store_path(index(wildcards))
+
+    return store_of
 
 
 def files_of(nested):

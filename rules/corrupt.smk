@@ -1,6 +1,6 @@
 # The uniform sample of every corruption: which image, parameters and noise seed each sample
 # gets (one job per corruption), then the corrupted images with their VIF and Δv (one job per
-# shard).
+# shard), with or without their pixels (scoring.store_images).
 
 
 include: "functions/corrupt.smk"
@@ -31,6 +31,7 @@ rule score:
     input:
         samples=f"{RESULTS}/samples/{{corruption}}/shard-{{shard}}.parquet",
         index=rules.index.output.index,
+        prepared=prepared(rules.index.output.index),
     output:
         scored=f"{RESULTS}/scored/{{corruption}}/shard-{{shard}}.parquet",
     log:
@@ -47,5 +48,6 @@ rule score:
     params:
         vif=config["vif"],
         device=config["device"],
+        store_images=STORE_IMAGES,
     script:
         "../workflow_scripts/score.py"

@@ -1,4 +1,6 @@
-# The clean images: the dataset's index (every image decoded once, so a bad file stops here).
+# The clean images: the dataset's index (every image decoded once, so a bad file stops here), and
+# the prepared-image store of every index of the run (each image decoded and prepared once more,
+# then read by every job that needs clean pixels).
 
 
 rule index:
@@ -18,3 +20,24 @@ rule index:
         dataset=config["dataset"],
     script:
         "../workflow_scripts/index.py"
+
+
+rule prepare_images:
+    input:
+        index=f"{RESULTS}/{{index}}.parquet",
+    output:
+        images=f"{RESULTS}/{{index}}-prepared.npy",
+    log:
+        f"{RESULTS}/logs/prepare_images/{{index}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/prepare_images/{{index}}.tsv"
+    wildcard_constraints:
+        index=r"(data|reva/\w+|models/[^/]+)/(train-)?index",
+    conda:
+        "../envs/vision.yaml"
+    threads: config["threads"]["score"]
+    resources:
+        mem_mb=1000,
+        runtime=120,
+    script:
+        "../workflow_scripts/prepare_images.py"

@@ -21,6 +21,7 @@ use rule score as imagenet_c_score with:
     input:
         samples=f"{RESULTS}/imagenet-c/samples/{{corruption}}/shard-{{shard}}.parquet",
         index=rules.index.output.index,
+        prepared=prepared(rules.index.output.index),
     output:
         scored=f"{RESULTS}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
     log:
@@ -32,6 +33,9 @@ use rule score as imagenet_c_score with:
 use rule predict_shard as imagenet_c_predict_shard with:
     input:
         scored=rules.imagenet_c_score.output.scored,
+        samples=rules.imagenet_c_score.input.samples,
+        index=rules.imagenet_c_score.input.index,
+        prepared=rules.imagenet_c_score.input.prepared,
         checkpoint=model_checkpoint,
     output:
         predictions=f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}/shard-{{shard}}"

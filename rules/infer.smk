@@ -1,4 +1,5 @@
-# Every model's decisions on the clean images and on every scored shard.
+# Every model's decisions on the clean images and on every scored shard (its stored pixels, or
+# the same images made again from the samples shard and checked against the scored checksums).
 
 
 include: "functions/infer.smk"
@@ -7,6 +8,7 @@ include: "functions/infer.smk"
 rule predict_clean:
     input:
         index=rules.index.output.index,
+        prepared=prepared(rules.index.output.index),
         checkpoint=model_checkpoint,
     output:
         predictions=f"{RESULTS}/predictions/{{model}}/clean.parquet",
@@ -33,6 +35,10 @@ rule predict_clean:
 rule predict_shard:
     input:
         scored=rules.score.output.scored,
+        # what makes the corrupted images again when the scored shard has no pixels
+        samples=rules.score.input.samples,
+        index=rules.score.input.index,
+        prepared=rules.score.input.prepared,
         checkpoint=model_checkpoint,
     output:
         predictions=f"{RESULTS}/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
@@ -52,5 +58,6 @@ rule predict_shard:
         models_dir=f"{RESULTS}/models",
         device=config["device"],
         inference=config["inference"],
+        corruption_batch=config["vif"]["batch_size"],
     script:
         "../workflow_scripts/predict_shard.py"

@@ -97,6 +97,7 @@ use rule score as reva_score with:
     input:
         samples=f"{REVA_DIR}/weak/samples/{{corruption}}/shard-{{shard}}.parquet",
         index=rules.reva_weak_set.output.index,
+        prepared=prepared(rules.reva_weak_set.output.index),
     output:
         scored=f"{REVA_DIR}/weak/scored/{{corruption}}/shard-{{shard}}.parquet",
     log:
@@ -108,6 +109,7 @@ use rule score as reva_score with:
 use rule predict_clean as reva_predict_clean with:
     input:
         index=rules.reva_weak_set.output.index,
+        prepared=prepared(rules.reva_weak_set.output.index),
         checkpoint=model_checkpoint,
     output:
         predictions=f"{REVA_DIR}/weak/predictions/{{model}}/clean.parquet",
@@ -120,6 +122,9 @@ use rule predict_clean as reva_predict_clean with:
 use rule predict_shard as reva_predict_shard with:
     input:
         scored=rules.reva_score.output.scored,
+        samples=rules.reva_score.input.samples,
+        index=rules.reva_score.input.index,
+        prepared=rules.reva_score.input.prepared,
         checkpoint=model_checkpoint,
     output:
         predictions=f"{REVA_DIR}/weak/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
@@ -173,6 +178,7 @@ use rule score as reva_imagenet_c_score with:
     input:
         samples=f"{REVA_DIR}/{{set}}/imagenet-c/samples/{{corruption}}/shard-{{shard}}.parquet",
         index=reva_set_index,
+        prepared=prepared(reva_set_index),
     output:
         scored=f"{REVA_DIR}/{{set}}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
     log:
@@ -184,6 +190,9 @@ use rule score as reva_imagenet_c_score with:
 use rule predict_shard as reva_imagenet_c_predict_shard with:
     input:
         scored=rules.reva_imagenet_c_score.output.scored,
+        samples=rules.reva_imagenet_c_score.input.samples,
+        index=reva_set_index,
+        prepared=prepared(reva_set_index),
         checkpoint=model_checkpoint,
     output:
         predictions=f"{REVA_DIR}/{{set}}/imagenet-c/predictions/{{model}}/{{corruption}}/"

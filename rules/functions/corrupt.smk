@@ -2,8 +2,15 @@
 
 from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
+from vcrbench.evaluation.scoring import stores_images  # noqa: E402
 
 SHARDS = list(range(shard_count(config["sampling"]["n"], config["sampling"]["shard_size"])))
+# Whether scored shards keep their pixels (scoring.store_images; auto: by the run's size, counted
+# as its uniform and ImageNet-C samples).
+STORE_IMAGES = stores_images(
+    config["scoring"]["store_images"],
+    len(CORRUPTIONS) * (config["sampling"]["n"] + config["sampling"]["imagenet_c_n"]),
+)
 
 
 def uniform_definition(wildcards):

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from vcrbench.data.datasets import load_images
+from vcrbench.data.prepared import DecodedImages, PreparedImages
 from vcrbench.errors import VcrbenchError
-from vcrbench.evaluation.scoring import decode_images, pixel_checksum
+from vcrbench.evaluation.scoring import decode_images, pixel_checksum, regenerate_images
 
 
 def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
@@ -67,17 +67,38 @@ class Inference:
         return _decision_columns(decisions)
 
 
-def predict_clean(index: pa.Table, inference: Inference) -> pa.Table:
-    """Decisions of one model on every clean image of the index."""
-    images = load_images(index.column("path").to_pylist())
+def predict_clean(index: pa.Table, inference: Inference,
+                  clean: PreparedImages | DecodedImages | None = None) -> pa.Table:
+    """Decisions of one model on every clean image of the index (read from ``clean``, the
+    prepared-image store, or decoded here when it is None)."""
+    clean = DecodedImages(index) if clean is None else clean
+    images = clean.images(index.column("image_id").to_pylist())
     return pa.table({"image_id": index.column("image_id"), **inference.decisions(images)})
 
 
-def predict_scored(scored: pa.Table, inference: Inference) -> pa.Table:
+def predict_scored(
+    scored: pa.Table,
+    inference: Inference,
+    *,
+    samples: pa.Table | None = None,
+    clean: PreparedImages | DecodedImages | None = None,
+    corruption_device: str = "cpu",
+    batch_size: int = 32,
+) -> pa.Table:
     """Decisions of one model on the corrupted images of a scored shard.
 
-    The stored pixels are checked against their checksums before use.
+    Stored pixels are checked against their checksums before use. A shard stored without pixels
+    needs its ``samples`` shard and the ``clean`` images: each corrupted image is made again on
+    ``corruption_device`` (the device the scoring job used) and checked against its checksum
+    (:func:`~vcrbench.evaluation.scoring.regenerate_images`).
     """
+    if "image" not in scored.column_names:
+        if samples is None or clean is None:
+            raise VcrbenchError("this scored shard was stored without pixels: its samples shard "
+                                "and the prepared images are needed to make them again")
+        images = regenerate_images(scored, samples, clean, batch_size=batch_size,
+                                   device=corruption_device)
+        return pa.table({"sample_id": scored.column("sample_id"), **inference.decisions(images)})
     images = decode_images(scored.column("image"))
     for sample_id, image, checksum in zip(
         scored.column("sample_id").to_pylist(),

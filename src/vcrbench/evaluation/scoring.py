@@ -10,20 +10,28 @@ image_id   string    the clean image
 vif        float64   VIF(clean, corrupted) of the paper (1 = unchanged)
 dv         float64   Δv = max(0, 1 − VIF), in [0, 1]
 checksum   string    BLAKE2b-128 hex of the corrupted pixels (H × W × 3 uint8, RGB, row-major)
-image      binary    those pixels, lossless (H × W × 3 uint8, RGB, row-major)
+image      binary    those pixels, lossless (H × W × 3 uint8, RGB, row-major); only in a shard
+                     that stores pixels (``scoring.store_images``)
 =========  ========  ==============================================================
+
+Without stored pixels a shard costs about 60 bytes per sample instead of about 80 KB, and
+inference regenerates each corrupted image from its samples row (the corruption is a keyed,
+deterministic function of the clean image, the parameters and the seed) and checks it against
+``checksum`` (:func:`regenerate_images`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import torch
 
 from vcrbench.core.progress import Progress
-from vcrbench.data.datasets import IMAGE_SIZE, load_images
+from vcrbench.data.datasets import IMAGE_SIZE
+from vcrbench.data.prepared import DecodedImages, PreparedImages
 from vcrbench.errors import VcrbenchError
 from vcrbench.evaluation.samples import parameter_columns
 
@@ -37,6 +45,29 @@ SCORED_SCHEMA = pa.schema(
         pa.field("image", pa.binary(), nullable=False),
     ]
 )
+#: The schema of a shard without stored pixels: :data:`SCORED_SCHEMA` less ``image``.
+SCORED_SCHEMA_NO_PIXELS = pa.schema([f for f in SCORED_SCHEMA if f.name != "image"])
+
+#: Images a run may store before ``scoring.store_images: auto`` stops storing pixels: 1 GB of
+#: raw pixels (about 6,600 samples; about 0.5 GB on disk after compression).
+AUTO_STORE_LIMIT_BYTES = 10**9
+
+
+def stores_images(setting: bool | str, n_samples: int) -> bool:
+    """Whether scored shards keep their pixels: ``scoring.store_images`` (``true``, ``false``
+    or ``auto``) for a run that scores ``n_samples`` corrupted images in all.
+
+    ``auto`` stores them while the run's raw pixels stay under :data:`AUTO_STORE_LIMIT_BYTES`:
+    there a shard is self-contained and inference reads instead of re-corrupting, at a disk cost
+    that does not matter; beyond it (the default run's 11,620 samples, a paper run's 700,000)
+    the pixels would be nearly all of the run's bytes (about 80 KB a sample compressed) while
+    re-corrupting costs a few ms per image and model.
+    """
+    if setting == "auto":
+        return n_samples * IMAGE_SIZE * IMAGE_SIZE * 3 <= AUTO_STORE_LIMIT_BYTES
+    if isinstance(setting, bool):
+        return setting
+    raise VcrbenchError(f"scoring.store_images is true, false or auto, got {setting!r}")
 
 
 def pixel_checksum(image: np.ndarray) -> str:
@@ -57,63 +88,119 @@ def decode_images(column: pa.ChunkedArray | pa.Array, size: int = IMAGE_SIZE) ->
     return out
 
 
-def score_shard(
+def shard_corruption(samples: pa.Table) -> str:
+    """The one corruption of a samples shard."""
+    names = set(samples.column("corruption").to_pylist())
+    if len(names) != 1:
+        raise VcrbenchError(f"a shard must hold one corruption, found {sorted(names)}")
+    return names.pop()
+
+
+def corrupted_batches(
     samples: pa.Table,
-    index: pa.Table,
+    clean: PreparedImages | DecodedImages,
     *,
-    vif_precision: str = "fast",
     batch_size: int = 32,
     device: str | torch.device = "cpu",
-) -> pa.Table:
-    """Corrupt and score every sample of a shard (see the module docstring for the schema)."""
+) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+    """Corrupt a samples shard batch by batch: ``(rows, clean, corrupted)`` with ``rows`` the
+    slice of the shard and both images ``(B, 224, 224, 3)`` uint8."""
     from vcrbench.corruptions import corrupt_uint8
-    from vcrbench.vif import delta_v, vif
 
     device = torch.device(device)
-    paths = dict(
-        zip(index.column("image_id").to_pylist(), index.column("path").to_pylist(), strict=True)
-    )
-    corruption_names = set(samples.column("corruption").to_pylist())
-    if len(corruption_names) != 1:
-        raise VcrbenchError(f"a shard must hold one corruption, found {sorted(corruption_names)}")
-    corruption = corruption_names.pop()
+    corruption = shard_corruption(samples)
     image_ids = samples.column("image_id").to_pylist()
-    missing = sorted(set(image_ids) - set(paths))
+    missing = sorted({i for i in image_ids if i not in clean})
     if missing:
         raise VcrbenchError(f"samples refer to images not in the index: {missing[:5]}")
     names = parameter_columns(samples)
     # Writable copies: Arrow's zero-copy arrays are read-only, which torch warns about.
     params_all = {name: np.array(samples.column(name).to_numpy(), np.float64) for name in names}
     seeds_all = np.array(samples.column("seed").to_numpy(), np.int64)
-    unique_paths = sorted({paths[i] for i in image_ids})
-    clean_by_path = dict(zip(unique_paths, load_images(unique_paths), strict=True))
-
-    vifs, checksums, images = [], [], []
-    progress = Progress(f"score {corruption}", len(image_ids), "samples")
     for start in range(0, len(image_ids), batch_size):
-        stop = min(start + batch_size, len(image_ids))
-        clean = np.stack([clean_by_path[paths[i]] for i in image_ids[start:stop]])
-        params = {name: values[start:stop] for name, values in params_all.items()}
-        corrupted = corrupt_uint8(corruption, clean, params, seeds_all[start:stop], device)
-        ref = torch.from_numpy(clean).permute(0, 3, 1, 2)
+        rows = slice(start, min(start + batch_size, len(image_ids)))
+        images = clean.images(image_ids[rows])
+        params = {name: values[rows] for name, values in params_all.items()}
+        yield rows, images, corrupt_uint8(corruption, images, params, seeds_all[rows], device)
+
+
+def score_shard(
+    samples: pa.Table,
+    clean: PreparedImages | DecodedImages | pa.Table,
+    *,
+    vif_precision: str = "fast",
+    batch_size: int = 32,
+    device: str | torch.device = "cpu",
+    store_images: bool = True,
+) -> pa.Table:
+    """Corrupt and score every sample of a shard (see the module docstring for the schema).
+
+    ``clean``: the prepared images (a store, or an index table whose files are decoded here);
+    ``store_images``: keep the corrupted pixels in the table.
+    """
+    from vcrbench.vif import delta_v, vif
+
+    if isinstance(clean, pa.Table):
+        clean = DecodedImages(clean)
+    device = torch.device(device)
+    vifs, checksums, images = [], [], []
+    progress = Progress(f"score {shard_corruption(samples)}", samples.num_rows, "samples")
+    for rows, original, corrupted in corrupted_batches(samples, clean, batch_size=batch_size,
+                                                       device=device):
+        ref = torch.from_numpy(original).permute(0, 3, 1, 2)
         dist = torch.from_numpy(corrupted).permute(0, 3, 1, 2)
         vifs.append(vif(ref, dist, precision=vif_precision, device=device, chunk_size=batch_size))
         for image in corrupted:
             checksums.append(pixel_checksum(image))
-            images.append(image.tobytes())
-        progress.advance(stop - start)
+            if store_images:
+                images.append(image.tobytes())
+        progress.advance(rows.stop - rows.start)
     vif_values = np.concatenate(vifs) if vifs else np.empty(0)
-    return pa.table(
-        {
-            "sample_id": samples.column("sample_id"),
-            "image_id": pa.array(image_ids, pa.string()),
-            "vif": pa.array(vif_values, pa.float64()),
-            "dv": pa.array(delta_v(vif_values), pa.float64()),
-            "checksum": pa.array(checksums, pa.string()),
-            "image": pa.array(images, pa.binary()),
-        },
-        schema=SCORED_SCHEMA,
-    )
+    columns = {
+        "sample_id": samples.column("sample_id"),
+        "image_id": pa.array(samples.column("image_id").to_pylist(), pa.string()),
+        "vif": pa.array(vif_values, pa.float64()),
+        "dv": pa.array(delta_v(vif_values), pa.float64()),
+        "checksum": pa.array(checksums, pa.string()),
+    }
+    if not store_images:
+        return pa.table(columns, schema=SCORED_SCHEMA_NO_PIXELS)
+    return pa.table({**columns, "image": pa.array(images, pa.binary())}, schema=SCORED_SCHEMA)
+
+
+def regenerate_images(
+    scored: pa.Table,
+    samples: pa.Table,
+    clean: PreparedImages | DecodedImages,
+    *,
+    batch_size: int = 32,
+    device: str | torch.device = "cpu",
+) -> np.ndarray:
+    """The corrupted images of a scored shard stored without pixels, made again from its
+    samples shard and checked against the stored checksums: (N, 224, 224, 3) uint8.
+
+    Raises :class:`VcrbenchError` when a regenerated image differs from the one that was scored
+    (the corruption ran on another device type or torch build than the scoring job).
+    """
+    sample_ids = samples.column("sample_id").to_pylist()
+    if sample_ids != scored.column("sample_id").to_pylist():
+        raise VcrbenchError("the samples shard and the scored shard hold different samples; "
+                            "delete the scored shard and re-run to regenerate it")
+    checksums = scored.column("checksum").to_pylist()
+    out = np.empty((len(sample_ids), IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
+    for rows, _, corrupted in corrupted_batches(samples, clean, batch_size=batch_size,
+                                                device=device):
+        out[rows] = corrupted
+        for i, image in zip(range(rows.start, rows.stop), corrupted, strict=True):
+            if pixel_checksum(image) != checksums[i]:
+                raise VcrbenchError(
+                    f"sample {sample_ids[i]} ({shard_corruption(samples)}): the corrupted image "
+                    f"made again on {torch.device(device)} differs from the one that was scored "
+                    "(another device type or torch build scored it). Predict on the device that "
+                    "scored, or set scoring.store_images: true and delete the scored shards so "
+                    "that they are made again with their pixels"
+                )
+    return out
 
 
 def score_images(

@@ -1,0 +1,94 @@
+"""Scored shards with and without pixels: the same samples, the same images to every model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from vcrbench.data.datasets import IMAGE_SIZE
+from vcrbench.errors import VcrbenchError
+from vcrbench.evaluation.predictions import predict_scored
+from vcrbench.evaluation.samples import make_samples
+from vcrbench.evaluation.scoring import (
+    SCORED_SCHEMA_NO_PIXELS,
+    decode_images,
+    pixel_checksum,
+    regenerate_images,
+    score_shard,
+    stores_images,
+)
+
+
+class ArrayImages:
+    """Clean images held in memory, with the store's reading interface."""
+
+    def __init__(self, images: dict[str, np.ndarray]):
+        self._images = images
+
+    def __contains__(self, image_id):
+        return image_id in self._images
+
+    def images(self, image_ids):
+        return np.stack([self._images[i] for i in image_ids])
+
+
+class MeanColour:
+    """A stand-in for a model's inference: the decision is the image's mean grey level."""
+
+    def decisions(self, images):
+        mean = images.reshape(len(images), -1).mean(axis=1)
+        return {"top1": pa.array(mean.astype(np.int16)), "p_top1": pa.array(mean / 255)}
+
+
+@pytest.fixture(scope="module")
+def shard():
+    rng = np.random.default_rng(1)
+    clean = ArrayImages({f"img{i}": rng.integers(0, 256, (IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
+                         for i in range(3)})
+    samples = make_samples(["img0", "img1", "img2"], "gaussian_noise", seed=5, mode="uniform",
+                           n=7, shard_size=7, shard=0)
+    return samples, clean
+
+
+def test_without_pixels_only_the_image_column_goes(shard):
+    samples, clean = shard
+    with_pixels = score_shard(samples, clean, batch_size=3)
+    without = score_shard(samples, clean, batch_size=3, store_images=False)
+    assert without.schema == SCORED_SCHEMA_NO_PIXELS
+    assert without.equals(with_pixels.drop_columns(["image"]))
+
+
+def test_regenerated_images_are_the_scored_ones(shard):
+    samples, clean = shard
+    scored = score_shard(samples, clean, batch_size=3)
+    stored = decode_images(scored.column("image"))
+    without = scored.drop_columns(["image"])
+    for batch_size in (1, 5):
+        assert np.array_equal(
+            regenerate_images(without, samples, clean, batch_size=batch_size), stored)
+    assert predict_scored(without, MeanColour(), samples=samples, clean=clean).equals(
+        predict_scored(scored, MeanColour()))
+
+
+def test_a_regenerated_image_that_differs_is_an_error(shard):
+    samples, clean = shard
+    scored = score_shard(samples, clean, store_images=False)
+    checksums = scored.column("checksum").to_pylist()
+    checksums[4] = pixel_checksum(np.zeros((IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8))
+    tampered = scored.set_column(4, "checksum", pa.array(checksums, pa.string()))
+    with pytest.raises(VcrbenchError, match="differs from the one that was scored"):
+        regenerate_images(tampered, samples, clean)
+    with pytest.raises(VcrbenchError, match="different samples"):
+        regenerate_images(scored, samples.slice(1), clean)
+    with pytest.raises(VcrbenchError, match="without pixels"):
+        predict_scored(scored, MeanColour())
+
+
+def test_auto_stores_pixels_up_to_one_gigabyte():
+    per_image = IMAGE_SIZE * IMAGE_SIZE * 3
+    assert stores_images("auto", 10**9 // per_image)
+    assert not stores_images("auto", 10**9 // per_image + 1)
+    assert stores_images(True, 10**9) and not stores_images(False, 1)
+    with pytest.raises(VcrbenchError, match="store_images"):
+        stores_images("sometimes", 1)
