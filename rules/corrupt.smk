@@ -1,6 +1,6 @@
 # The uniform sample of every corruption: which image, parameters and noise seed each sample
 # gets (one job per corruption), then the corrupted images with their VIF and Δv (one job per
-# shard), with or without their pixels (scoring.store_images).
+# corruption or shard, jobs.per), with or without their pixels (scoring.store_images).
 
 
 include: "functions/corrupt.smk"
@@ -29,21 +29,21 @@ rule samples:
 
 rule score:
     input:
-        samples=f"{RESULTS}/samples/{{corruption}}/shard-{{shard}}.parquet",
+        samples=job_shards(f"{RESULTS}/samples/{{corruption}}", SHARDS),
         index=rules.index.output.index,
         prepared=prepared(rules.index.output.index),
     output:
-        scored=f"{RESULTS}/scored/{{corruption}}/shard-{{shard}}.parquet",
+        scored=job_shards(f"{RESULTS}/scored/{{corruption}}", SHARDS),
     log:
-        f"{RESULTS}/logs/score/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/score/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/score/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/score/{{corruption}}", ".tsv")
     conda:
         "../envs/vision.yaml"
     threads: config["threads"]["score"]
     resources:
         mem_mb=4000,
-        runtime=120,
+        runtime=scoring_runtime,
         gpu=GPU,
     params:
         vif=config["vif"],

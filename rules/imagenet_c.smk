@@ -19,15 +19,15 @@ use rule samples as imagenet_c_samples with:
 
 use rule score as imagenet_c_score with:
     input:
-        samples=f"{RESULTS}/imagenet-c/samples/{{corruption}}/shard-{{shard}}.parquet",
+        samples=job_shards(f"{RESULTS}/imagenet-c/samples/{{corruption}}", IC_SHARDS),
         index=rules.index.output.index,
         prepared=prepared(rules.index.output.index),
     output:
-        scored=f"{RESULTS}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
+        scored=job_shards(f"{RESULTS}/imagenet-c/scored/{{corruption}}", IC_SHARDS),
     log:
-        f"{RESULTS}/logs/imagenet-c/score/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/imagenet-c/score/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/imagenet-c/score/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/imagenet-c/score/{{corruption}}", ".tsv")
 
 
 use rule predict_shard as imagenet_c_predict_shard with:
@@ -38,12 +38,13 @@ use rule predict_shard as imagenet_c_predict_shard with:
         prepared=rules.imagenet_c_score.input.prepared,
         checkpoint=model_checkpoint,
     output:
-        predictions=f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}/shard-{{shard}}"
-        ".parquet",
+        predictions=job_shards(
+            f"{RESULTS}/imagenet-c/predictions/{{model}}/{{corruption}}", IC_SHARDS
+        ),
     log:
-        f"{RESULTS}/logs/imagenet-c/predict/{{model}}/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/imagenet-c/predict/{{model}}/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/imagenet-c/predict/{{model}}/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/imagenet-c/predict/{{model}}/{{corruption}}", ".tsv")
 
 
 rule imagenet_c_metrics:

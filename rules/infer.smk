@@ -41,17 +41,17 @@ rule predict_shard:
         prepared=rules.score.input.prepared,
         checkpoint=model_checkpoint,
     output:
-        predictions=f"{RESULTS}/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
+        predictions=job_shards(f"{RESULTS}/predictions/{{model}}/{{corruption}}", SHARDS),
     log:
-        f"{RESULTS}/logs/predict/{{model}}/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/predict/{{model}}/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/predict/{{model}}/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/predict/{{model}}/{{corruption}}", ".tsv")
     conda:
         "../envs/vision.yaml"
     threads: config["threads"]["predict"]
     resources:
         mem_mb=4000,
-        runtime=120,
+        runtime=inference_runtime,
         gpu=GPU,
     params:
         model=model_name,

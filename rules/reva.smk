@@ -95,15 +95,15 @@ use rule samples as reva_samples with:
 
 use rule score as reva_score with:
     input:
-        samples=f"{REVA_DIR}/weak/samples/{{corruption}}/shard-{{shard}}.parquet",
+        samples=job_shards(f"{REVA_DIR}/weak/samples/{{corruption}}", SHARDS),
         index=rules.reva_weak_set.output.index,
         prepared=prepared(rules.reva_weak_set.output.index),
     output:
-        scored=f"{REVA_DIR}/weak/scored/{{corruption}}/shard-{{shard}}.parquet",
+        scored=job_shards(f"{REVA_DIR}/weak/scored/{{corruption}}", SHARDS),
     log:
-        f"{RESULTS}/logs/reva/weak/score/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/reva/weak/score/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/reva/weak/score/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/reva/weak/score/{{corruption}}", ".tsv")
 
 
 use rule predict_clean as reva_predict_clean with:
@@ -127,11 +127,11 @@ use rule predict_shard as reva_predict_shard with:
         prepared=rules.reva_score.input.prepared,
         checkpoint=model_checkpoint,
     output:
-        predictions=f"{REVA_DIR}/weak/predictions/{{model}}/{{corruption}}/shard-{{shard}}.parquet",
+        predictions=job_shards(f"{REVA_DIR}/weak/predictions/{{model}}/{{corruption}}", SHARDS),
     log:
-        f"{RESULTS}/logs/reva/weak/predict/{{model}}/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/reva/weak/predict/{{model}}/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/reva/weak/predict/{{model}}/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/reva/weak/predict/{{model}}/{{corruption}}", ".tsv")
 
 
 use rule rates as reva_rates with:
@@ -176,15 +176,15 @@ use rule samples as reva_imagenet_c_samples with:
 
 use rule score as reva_imagenet_c_score with:
     input:
-        samples=f"{REVA_DIR}/{{set}}/imagenet-c/samples/{{corruption}}/shard-{{shard}}.parquet",
+        samples=job_shards(f"{REVA_DIR}/{{set}}/imagenet-c/samples/{{corruption}}", REVA_IC_SHARDS),
         index=reva_set_index,
         prepared=prepared(reva_set_index),
     output:
-        scored=f"{REVA_DIR}/{{set}}/imagenet-c/scored/{{corruption}}/shard-{{shard}}.parquet",
+        scored=job_shards(f"{REVA_DIR}/{{set}}/imagenet-c/scored/{{corruption}}", REVA_IC_SHARDS),
     log:
-        f"{RESULTS}/logs/reva/{{set}}/imagenet-c/score/{{corruption}}/shard-{{shard}}.log",
+        job_file(f"{RESULTS}/logs/reva/{{set}}/imagenet-c/score/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/score/{{corruption}}/shard-{{shard}}.tsv"
+        job_file(f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/score/{{corruption}}", ".tsv")
 
 
 use rule predict_shard as reva_imagenet_c_predict_shard with:
@@ -195,14 +195,16 @@ use rule predict_shard as reva_imagenet_c_predict_shard with:
         prepared=prepared(reva_set_index),
         checkpoint=model_checkpoint,
     output:
-        predictions=f"{REVA_DIR}/{{set}}/imagenet-c/predictions/{{model}}/{{corruption}}/"
-        "shard-{shard}.parquet",
+        predictions=job_shards(
+            f"{REVA_DIR}/{{set}}/imagenet-c/predictions/{{model}}/{{corruption}}", REVA_IC_SHARDS
+        ),
     log:
-        f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}/"
-        "shard-{shard}.log",
+        job_file(f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}", ".log"),
     benchmark:
-        f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}/"
-        "shard-{shard}.tsv"
+        job_file(
+            f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}",
+            ".tsv",
+        )
 
 
 # Adversarial images of a set, crafted on one model (stored like a scored shard, with Δv).

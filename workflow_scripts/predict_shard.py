@@ -1,5 +1,7 @@
-"""Rule predict_shard (and imagenet_c_predict_shard): one model's decisions on the corrupted
-images of one scored shard (stored, or made again from the samples shard)."""
+"""Rule predict_shard (and its uses for the ImageNet-C, REVa and attack shards): one model's
+decisions on the corrupted images of the scored shards of one job (one corruption, or one
+shard), from their stored pixels or made again from the samples shards; the model is loaded
+once."""
 
 import sys
 from pathlib import Path
@@ -11,20 +13,34 @@ from vcrbench.data.prepared import PreparedImages  # noqa: E402
 from vcrbench.evaluation.predictions import Inference, predict_scored  # noqa: E402
 from vcrbench.models import resolve_device  # noqa: E402
 
+
+def listed(files):
+    """A named input or output as a list of paths."""
+    return [files] if isinstance(files, str) else list(files)
+
+
 with job(snakemake.log[0], snakemake.threads, snakemake.rule) as log:
     params, inputs = snakemake.params, snakemake.input
     inference = Inference.from_config(params.model, params.device, params.inference,
                                       params.models_dir)
-    scored = read_table(inputs.scored)
-    regenerate = "image" not in scored.column_names
-    table = predict_scored(
-        scored,
-        inference,
-        samples=read_table(inputs.samples) if regenerate else None,
-        clean=PreparedImages(inputs.prepared, read_table(inputs.index)) if regenerate else None,
-        corruption_device=str(resolve_device(params.device)),
-        batch_size=params.corruption_batch,
-    )
-    log.info("%s: %d images (%s)", params.model, table.num_rows,
-             "made again and checked" if regenerate else "stored pixels")
-    write_table(table, snakemake.output.predictions)
+    scored_files = listed(inputs.scored)
+    samples_files = listed(inputs.samples) if hasattr(inputs, "samples") else []
+    clean = None
+    for i, (scored_file, out) in enumerate(
+        zip(scored_files, listed(snakemake.output.predictions), strict=True)
+    ):
+        scored = read_table(scored_file)
+        regenerate = "image" not in scored.column_names
+        if regenerate and clean is None:
+            clean = PreparedImages(inputs.prepared, read_table(inputs.index))
+        table = predict_scored(
+            scored,
+            inference,
+            samples=read_table(samples_files[i]) if regenerate else None,
+            clean=clean,
+            corruption_device=str(resolve_device(params.device)),
+            batch_size=params.corruption_batch,
+        )
+        write_table(table, out)
+        log.info("%s: %s, %d images (%s)", params.model, out, table.num_rows,
+                 "made again and checked" if regenerate else "stored pixels")

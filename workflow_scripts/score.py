@@ -1,4 +1,5 @@
-"""Rule score (and imagenet_c_score): corrupt and VIF-score one samples shard."""
+"""Rule score (and imagenet_c_score, reva_score, reva_imagenet_c_score): corrupt and VIF-score
+the samples shards of one job (one corruption, or one shard), in one process."""
 
 import sys
 from pathlib import Path
@@ -10,16 +11,26 @@ from vcrbench.data.prepared import PreparedImages  # noqa: E402
 from vcrbench.evaluation.scoring import score_shard  # noqa: E402
 from vcrbench.models import resolve_device  # noqa: E402
 
+
+def listed(files):
+    """A named input or output as a list of paths."""
+    return [files] if isinstance(files, str) else list(files)
+
+
 with job(snakemake.log[0], snakemake.threads, "score") as log:
-    device = resolve_device(snakemake.params.device)
-    scored = score_shard(
-        read_table(snakemake.input.samples),
-        PreparedImages(snakemake.input.prepared, read_table(snakemake.input.index)),
-        vif_precision=snakemake.params.vif["precision"],
-        batch_size=snakemake.params.vif["batch_size"],
-        device=device,
-        store_images=snakemake.params.store_images,
-    )
-    log.info("%d samples scored on %s (pixels %s)", scored.num_rows, device,
-             "stored" if snakemake.params.store_images else "not stored")
-    write_table(scored, snakemake.output.scored)
+    inputs, params = snakemake.input, snakemake.params
+    device = resolve_device(params.device)
+    clean = PreparedImages(inputs.prepared, read_table(inputs.index))
+    outputs = listed(snakemake.output.scored)
+    for samples, scored in zip(listed(inputs.samples), outputs, strict=True):
+        table = score_shard(
+            read_table(samples),
+            clean,
+            vif_precision=params.vif["precision"],
+            batch_size=params.vif["batch_size"],
+            device=device,
+            store_images=params.store_images,
+        )
+        write_table(table, scored)
+        log.info("%s: %d samples scored on %s (pixels %s)", scored, table.num_rows, device,
+                 "stored" if params.store_images else "not stored")

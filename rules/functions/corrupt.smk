@@ -13,6 +13,40 @@ STORE_IMAGES = stores_images(
 )
 
 
+# One scoring or inference job per corruption (every shard in one process: one start-up, one
+# model load) or per shard (jobs.per).
+PER_SHARD = config["jobs"]["per"] == "shard"
+
+
+def job_shards(folder, shards):
+    """The shard files of one scoring or inference job in ``folder`` (which keeps its
+    wildcards): ``shard-{shard}`` alone (jobs.per: shard) or every shard of ``shards``."""
+    if PER_SHARD:
+        return [f"{folder}/shard-{{shard}}.parquet"]
+    return [f"{folder}/shard-{k}.parquet" for k in shards]
+
+
+def job_file(path, suffix):
+    """The log or benchmark file ``<path>/shard-{shard}<suffix>`` of such a job (jobs.per:
+    shard), else ``<path><suffix>``."""
+    return f"{path}/shard-{{shard}}{suffix}" if PER_SHARD else f"{path}{suffix}"
+
+
+def file_count(files):
+    """How many files a named input holds (one path, or a list of them)."""
+    return 1 if isinstance(files, str) else len(files)
+
+
+def scoring_runtime(wildcards, input):
+    """Minutes a scoring job may take: 120 per shard it scores."""
+    return 120 * file_count(input.samples)
+
+
+def inference_runtime(wildcards, input):
+    """Minutes an inference job may take: 120 per shard it classifies."""
+    return 120 * file_count(input.scored)
+
+
 def uniform_definition(wildcards):
     """The registry's sampling definition of a corruption (uniform mode): a rule parameter, so
     that a change to its domains or spacing re-draws exactly that corruption's samples."""

@@ -27,9 +27,10 @@ from helpers.workflow import (
     table_digests,
 )
 
-#: The job killed in flight, and what it writes (relative to the run's results folder).
+#: The job killed in flight (the scoring job of gaussian_noise, one job per corruption) and the
+#: shard it has not written yet (relative to the run's results folder).
 KILLED_OUTPUT = Path("scored/gaussian_noise/shard-1.parquet")
-KILLED_LOG = Path("logs/score/gaussian_noise/shard-1.log")
+KILLED_LOG = Path("logs/score/gaussian_noise.log")
 #: The killed shard's downstream outputs: absent when a first run is killed at that point.
 #: (Snakemake does not rerun jobs whose outputs exist just because an intermediate input is
 #: missing, so these must go too; one this list misses is still redone, its inputs being newer.)

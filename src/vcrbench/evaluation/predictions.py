@@ -11,6 +11,7 @@ Schemas (one row per image or sample):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,16 @@ def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
         "top1_16": pa.array(decisions["top1_16"].astype(np.int8), pa.int8()),
         "p_top1": pa.array(decisions["p_top1"].astype(np.float32), pa.float32()),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def _loaded_model(model: str, device: str, models_dir: str | None):
+    """The model, loaded once per process for a job that classifies several shards."""
+    import torch
+
+    from vcrbench.models import load_model
+
+    return load_model(model, torch.device(device), models_dir=models_dir)
 
 
 @dataclass(frozen=True)
@@ -57,10 +68,10 @@ class Inference:
     def decisions(self, images: np.ndarray) -> dict[str, pa.Array]:
         """Load the model on the resolved device and classify ``(N, 224, 224, 3)`` uint8
         images: the decision columns of the module docstring."""
-        from vcrbench.models import load_model, predict, resolve_device
+        from vcrbench.models import predict, resolve_device
 
         device = resolve_device(self.device)
-        model = load_model(self.model, device, models_dir=self.models_dir)
+        model = _loaded_model(self.model, str(device), self.models_dir)
         decisions = predict(
             model, images, batch_size=self.batch_size, precision=self.precision, device=device
         )
