@@ -327,9 +327,7 @@ rule reva_comparison:
         summary=SUMMARY,
         tables=nested_files(reva_comparison_inputs()) if REVA_COMPARISON else [],
     output:
-        tables=expand(
-            f"{REVA_DIR}/comparison/{{table}}.parquet", table=REVA_COMPARISON_TABLES
-        ),
+        tables=expand(f"{REVA_DIR}/comparison/{{table}}.parquet", table=REVA_COMPARISON_TABLES),
         markdown=f"{REVA_DIR}/comparison/report.md",
     log:
         f"{RESULTS}/logs/reva/comparison.log",

@@ -8,9 +8,9 @@ attacks every difference of one sign gives the exact two-sided p = 2 / 2⁶ = 0.
 
 Differences are rounded to :data:`DECIMALS` decimals first: errors are ratios of counts, and
 float noise (``3/12 − 1/12 ≠ 4/12 − 2/12`` in the last bit) would otherwise break ties and
-zeros. Zero differences are then dropped (Wilcoxon's convention, scipy's ``zero_method="wilcox"``), the
-others ranked by ``|d|`` (mid-ranks for ties), ``W+`` = the sum of the ranks of the positive
-differences. The p-value comes from, in this order:
+zeros. Zero differences are then dropped (Wilcoxon's convention, scipy's
+``zero_method="wilcox"``), the others ranked by ``|d|`` (mid-ranks for ties), ``W+`` = the sum
+of the ranks of the positive differences. The p-value comes from, in this order:
 
 - ``exact``: no tied ``|d|`` and at most :data:`EXACT_MAX_PAIRS` pairs: the exact null
   distribution of ``W+`` (scipy's ``method="exact"``);

@@ -223,10 +223,13 @@ def test_vcr_rows_are_the_methods_rows_of_the_summary(run):
     assert "R_a (accuracy, 1000 classes)" in text
 
 
+EMPTY_SUMMARY = pa.table({"model": pa.array([], pa.string())})
+
+
 def test_a_baseline_that_is_not_a_method_is_refused(run):
     files, truth = run
     methods = load_comparison_inputs(files, METHODS, truth["index"])
     with pytest.raises(VcrbenchError, match="Cutout"):
         comparison_tables(methods=methods, baselines=["Cutout"], transfer_from="Standard",
-                          index=truth["index"], summary=pa.table({"model": pa.array([], pa.string())}),
-                          seed=SEED, n_boot=B, min_units=10)
+                          index=truth["index"], summary=EMPTY_SUMMARY, seed=SEED, n_boot=B,
+                          min_units=10)
