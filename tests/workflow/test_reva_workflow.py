@@ -150,7 +150,7 @@ def test_a_comparison_of_training_methods_is_planned_into_the_reva_target(tmp_pa
     config["finetune"] = [{"name": name, "base": "efficientnet-lite0", "epochs": 1,
                            "train": config["reva"]["train"]} for name in methods.values()]
     path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config, allow_unicode=True))
+    path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
     result = snakemake("reva", "--cores", "1", "--configfile", str(path), "-n", "--quiet",
                        "rules", workdir=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

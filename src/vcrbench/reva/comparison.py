@@ -354,6 +354,9 @@ def comparison_text(tables: Mapping[str, pa.Table], *, methods: Mapping[str, str
         lines += ["", f"## {titles[kind]}", ""]
         lines += markdown_table(["method", *names],
                                 ([m, *(cell(m, kind, p) for p in names)] for m in methods))
+        if kind == "transfer":
+            lines += ["", f"For {transfer_from} these are its own white-box attacks (the same "
+                          "images)."]
     tests = tables["tests"].to_pylist()
     if tests:
         lines += ["", "## Method against baseline", "",
