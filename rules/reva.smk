@@ -249,6 +249,21 @@ use rule predict_shard as reva_predict_attack with:
         f"{RESULTS}/benchmarks/reva/{{set}}/attack-predictions/{{model}}/{{attack}}.tsv"
 
 
+# An attack of the evaluation images crafted on one model, classified by another (the
+# comparison's transferred or white-box attacks that the REVa report does not already predict).
+use rule predict_shard as reva_predict_crafted with:
+    input:
+        scored=f"{REVA_DIR}/evaluation/attacks/{{crafter}}/{{attack}}.parquet",
+        checkpoint=model_checkpoint,
+    output:
+        predictions=f"{REVA_DIR}/evaluation/crafted-on/{{crafter}}/predictions/{{model}}/"
+        "{attack}.parquet",
+    log:
+        f"{RESULTS}/logs/reva/evaluation/crafted-on/{{crafter}}/{{model}}/{{attack}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/reva/evaluation/crafted-on/{{crafter}}/{{model}}/{{attack}}.tsv"
+
+
 rule reva_report:
     input:
         weak=rules.reva_weak_set.output.index,
@@ -313,4 +328,50 @@ use rule figure_base as figure_reva_relative_errors with:
         f"{RESULTS}/logs/figures/reva-relative-errors.log",
     params:
         script="figure_reva_relative_errors",
+        models=list(MODELS.values()),
+
+
+# The comparison of training methods (reva.comparison; REVa Tables 2-5) on the evaluation images.
+rule reva_comparison:
+    input:
+        index=rules.index.output.index,
+        summary=SUMMARY,
+        tables=nested_files(reva_comparison_inputs()) if REVA_COMPARISON else [],
+    output:
+        tables=expand(f"{REVA_DIR}/comparison/{{table}}.parquet", table=REVA_COMPARISON_TABLES),
+        markdown=f"{REVA_DIR}/comparison/report.md",
+    log:
+        f"{RESULTS}/logs/reva/comparison.log",
+    conda:
+        "../envs/stats.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        methods=REVA_COMPARISON.methods if REVA_COMPARISON else {},
+        baselines=REVA_COMPARISON.baselines if REVA_COMPARISON else [],
+        transfer_from=REVA_COMPARISON.transfer_from if REVA_COMPARISON else None,
+        alternative=REVA_COMPARISON.alternative if REVA_COMPARISON else None,
+        inputs=reva_comparison_inputs() if REVA_COMPARISON else {},
+        categories=reva_categories(),
+        n_boot=config["bootstrap"]["replicates"],
+        min_units=config["bootstrap"]["min_units"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/reva_comparison.py"
+
+
+use rule figure_base as figure_reva_comparison with:
+    input:
+        errors=f"{REVA_DIR}/comparison/errors.parquet",
+    output:
+        figures=report_figures(
+            "reva-comparison", "Weak-robust validation", "comparison of training methods"
+        ),
+    log:
+        f"{RESULTS}/logs/figures/reva-comparison.log",
+    params:
+        script="figure_reva_comparison",
+        methods=REVA_COMPARISON.methods if REVA_COMPARISON else {},
         models=list(MODELS.values()),

@@ -26,12 +26,16 @@ REVA_IC_CORRUPTIONS = (
 )
 REVA_ATTACKS = list(REVA_PLAN.attacks) if REVA_PLAN else []
 REVA_TABLES = ["errors", "relative-errors", "groups", "r-weak-vs-all"]
+# The comparison of training methods (reva.comparison; None: not configured).
+REVA_COMPARISON = REVA_PLAN.comparison if REVA_PLAN else None
+REVA_COMPARISON_TABLES = ["errors", "tests", "vcr"]
 
 
 wildcard_constraints:
     set="|".join(SETS),
     attack="|".join(REVA_ATTACKS) or "no-attacks",
     poolshard=r"\d+",
+    crafter="|".join(MODELS),
 
 
 def reva_pool_index():
@@ -143,6 +147,50 @@ def reva_inputs():
     }
 
 
+def reva_crafted_predictions(crafter, slug, attack):
+    """A model's predictions of the evaluation images' attack crafted on model folder
+    ``crafter``: the REVa report's own where that model is shown those images anyway, else
+    the comparison's (rule reva_predict_crafted)."""
+    shown = SLUG[REVA_PLAN.source] if REVA_PLAN.source else slug
+    if shown == crafter:
+        return f"{REVA_DIR}/evaluation/attack-predictions/{slug}/{attack}.parquet"
+    return f"{REVA_DIR}/evaluation/crafted-on/{crafter}/predictions/{slug}/{attack}.parquet"
+
+
+def reva_comparison_inputs():
+    """method label -> the tables the comparison reads for it on the evaluation images (a
+    named mapping passed to the script and listed as input; vcrbench.reva.inputs reads it):
+    clean predictions, ImageNet-C shards, white-box and transferred attacks."""
+    source = SLUG[REVA_COMPARISON.source_model] if REVA_COMPARISON.source_model else None
+
+    def attacks(crafter, slug):
+        return {
+            a: {
+                "scored": f"{REVA_DIR}/evaluation/attacks/{crafter}/{a}.parquet",
+                "predictions": reva_crafted_predictions(crafter, slug, a),
+            }
+            for a in REVA_ATTACKS
+        }
+
+    def ic_shards(slug, c):
+        folder = f"{REVA_DIR}/evaluation/imagenet-c"
+        return {
+            kind: [f"{folder}/{kind}/{sub}{c}/shard-{k}.parquet" for k in REVA_IC_SHARDS]
+            for kind, sub in (("samples", ""), ("scored", ""), ("predictions", f"{slug}/"))
+        }
+
+    inputs = {}
+    for label, model in REVA_COMPARISON.methods.items():
+        slug = SLUG[model]
+        inputs[label] = {
+            "clean": reva_clean_predictions("evaluation", slug),
+            "imagenet_c": {c: ic_shards(slug, c) for c in REVA_IC_CORRUPTIONS},
+            "white_box": attacks(slug, slug),
+            "transfer": attacks(source, slug) if source else {},
+        }
+    return inputs
+
+
 def nested_files(nested):
     """Every path in a nested mapping of paths and lists of paths."""
     if isinstance(nested, dict):
@@ -153,18 +201,22 @@ def nested_files(nested):
 
 
 def reva_figures():
-    """The REVa figures, when reva.enabled."""
+    """The REVa figures, when reva.enabled (and the comparison's, when configured)."""
     if REVA_PLAN is None:
         return []
+    comparison = rules.figure_reva_comparison.output if REVA_COMPARISON else []
     return [
         *rules.figure_reva_scores.output,
         *rules.figure_reva_weak_vs_all.output,
         *rules.figure_reva_relative_errors.output,
+        *comparison,
     ]
 
 
 def reva_outputs():
-    """The REVa tables, report and figures, when reva.enabled."""
+    """The REVa tables, report and figures, when reva.enabled (and the comparison's tables and
+    report, when reva.comparison is configured)."""
     if REVA_PLAN is None:
         return []
-    return [*rules.reva_report.output, *reva_figures()]
+    comparison = rules.reva_comparison.output if REVA_COMPARISON else []
+    return [*rules.reva_report.output, *comparison, *reva_figures()]

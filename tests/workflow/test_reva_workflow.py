@@ -5,6 +5,7 @@ re-made table has the same bytes, and a hostile reva config is refused before an
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
@@ -133,6 +134,30 @@ def test_remade_tables_have_the_same_bytes(reva_run, tmp_path):
                            workdir=copy)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert (copy / RESULTS / path).read_bytes() == before, path
+
+
+def test_a_comparison_of_training_methods_is_planned_into_the_reva_target(tmp_path,
+                                                                          imagenet_sample):
+    """A dry run of the tiny config with REVa part 2's four fine-tuned models (existing finetune
+    keys only) and their comparison lists the comparison, its figure, and the transferred
+    attacks: crafted once on the standard model and classified by each other method."""
+    methods = {"Standard": "standard", "AugMix": "augmix", "REVa⁻": "reva-minus",
+               "REVa": "reva"}
+    config = yaml.safe_load(_write_config(
+        tmp_path, comparison={"methods": {k: f"finetuned:{v}" for k, v in methods.items()},
+                              "baselines": ["Standard", "AugMix", "REVa⁻"],
+                              "transfer_from": "Standard"}).read_text())
+    config["finetune"] = [{"name": name, "base": "efficientnet-lite0", "epochs": 1,
+                           "train": config["reva"]["train"]} for name in methods.values()]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
+    result = snakemake("reva", "--cores", "1", "--configfile", str(path), "-n", "--quiet",
+                       "rules", workdir=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.M))
+    assert counts["reva_comparison"] == counts["figure_reva_comparison"] == "1"
+    # 3 attacks crafted on the standard model, predicted by the 3 other methods
+    assert counts["reva_predict_crafted"] == "9"
 
 
 @pytest.mark.parametrize(

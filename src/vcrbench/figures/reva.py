@@ -1,13 +1,15 @@
 """REVa's figures: the pool's robustness scores with the weak-robust set marked, R on the weak
-set against all images, and the relative errors with the non-robust perturbations marked.
+set against all images, the relative errors with the non-robust perturbations marked, and the
+errors of the compared training methods per perturbation.
 
 Tables: ``reva/resilience.parquet``, ``reva/ranking.parquet``, ``reva/r-weak-vs-all.parquet``,
-``reva/relative-errors.parquet``, ``reva/groups.parquet`` (schemas in docs/reva.md).
+``reva/relative-errors.parquet``, ``reva/groups.parquet``, ``reva/comparison/errors.parquet``
+(schemas in docs/reva.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -164,5 +166,81 @@ def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models:
                  fontsize=10)
     fig.tight_layout()
     legend_below(fig, *unique_handles(axes[:, 0]), ncol=3)
+    save_figure(fig, paths)
+    return fig
+
+
+#: Panels of the comparison figure: which ``kind`` rows each shows, and its title.
+COMPARISON_PANELS = (
+    (("clean", "white-box"), "clean; white-box attacks\n(crafted on each model)"),
+    (("transfer",), "attacks transferred from {source}\n(crafted on its model)"),
+    (("corruption",), "corruptions: uCE\n(mean error over severities 1–5)"),
+)
+#: The means drawn last in their panel, after a dotted line.
+COMPARISON_MEANS = ("mean_adversarial", "mCE")
+
+
+def plot_comparison_errors(errors: pa.Table, *, methods: Mapping[str, str],
+                           models: Sequence[str], paths: Sequence[str | Path]) -> plt.Figure:
+    """Top-1 error per perturbation (x) and method (a dot in its model's colour, with its 95 %
+    image-bootstrap interval), one panel per setting (clean and white-box attacks; attacks
+    transferred from the source; corruptions' uCE), the means (mean adversarial error, mCE)
+    last in each panel; an undefined error is a grey cross at 0.
+
+    Args:
+        errors: ``reva/comparison/errors.parquet``.
+        methods: label -> model, in legend order (default: the table's order).
+        models: the run's models (fixes the colours, :func:`model_colours`).
+    """
+    rows = errors.to_pylist()
+    if not rows:
+        return _empty(paths, "comparison of training methods")
+    methods = dict(methods) or {r["method"]: r["model"] for r in rows}
+    colours = model_colours([*models, *methods.values()])
+    source = next((r["crafted_on"] for r in rows if r["kind"] == "transfer"), "")
+    source = next((label for label, model in methods.items() if model == source),
+                  model_label(source or ""))
+    panels = []
+    for kinds, title in COMPARISON_PANELS:
+        part = [r for r in rows if r["kind"] in kinds]
+        if part:
+            keys = list(dict.fromkeys((r["kind"], r["perturbation"]) for r in part))
+            keys.sort(key=lambda k: k[1] in COMPARISON_MEANS)
+            panels.append((keys, title.format(source=source), part))
+    fig, axes = plt.subplots(
+        1, len(panels), squeeze=False, sharey=True,
+        figsize=(min(16.0, max(6.0, 0.62 * sum(len(k) for k, _, _ in panels) + 2.0)), 4.2),
+        gridspec_kw={"width_ratios": [max(2, len(k)) for k, _, _ in panels]})
+    width = 0.7 / max(1, len(methods))
+    for ax, (keys, title, part) in zip(axes[0], panels, strict=True):
+        by = {(r["method"], r["kind"], r["perturbation"]): r for r in part}
+        for j, (label, model) in enumerate(methods.items()):
+            for i, key in enumerate(keys):
+                r = by.get((label, *key))
+                if r is None:
+                    continue
+                x = i + (j - (len(methods) - 1) / 2) * width
+                if r["value"] is None:
+                    ax.plot(x, 0.0, "x", color=UNSUPPORTED_COLOUR, label="undefined")
+                    continue
+                err = (None if r["lo"] is None else
+                       [[max(0.0, r["value"] - r["lo"])], [max(0.0, r["hi"] - r["value"])]])
+                ax.errorbar(x, r["value"], yerr=err, fmt="o", ms=4.5, capsize=2, lw=0.9,
+                            color=colours[model], label=f"{label} ({model_label(model)})")
+        means = [i for i, k in enumerate(keys) if k[1] in COMPARISON_MEANS]
+        if means and means[0] > 0:
+            ax.axvline(means[0] - 0.5, ls=":", lw=0.8, color="0.4")
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels([k[1].replace("mean_adversarial", "mean") for k in keys],
+                           rotation=35, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, len(keys) - 0.4)
+        ax.set_ylim(0, 1.02)
+        ax.grid(axis="y", lw=0.3)
+        ax.set_title(title, fontsize=9)
+    axes[0][0].set_ylabel("top-1 error (fraction)")
+    fig.suptitle("Training methods on the evaluation images: error per perturbation (95 % "
+                 "image-bootstrap intervals)", fontsize=10)
+    fig.tight_layout()
+    legend_below(fig, *unique_handles(axes[0]), ncol=4)
     save_figure(fig, paths)
     return fig

@@ -10,12 +10,15 @@ adversarial errors and the relative errors (Eq. 3–8) with image-level bootstra
 :mod:`~vcrbench.reva.categories` the perturbation categories and :mod:`~vcrbench.reva.groups`
 the robust / non-robust groups; :mod:`~vcrbench.reva.weak_vs_all` R on the weak set against R
 on all images; :mod:`~vcrbench.reva.report` the report's tables and text (``reva_tables``) and
-:mod:`~vcrbench.reva.inputs` the cached tables it reads; :mod:`~vcrbench.reva.config` the
-``reva`` section's checks and plan (docs/reva.md).
+:mod:`~vcrbench.reva.inputs` the cached tables it reads; :mod:`~vcrbench.reva.comparison`
+the comparison of training methods (Tables 2–5) with :mod:`~vcrbench.reva.signed_rank`, the
+Wilcoxon signed-rank test; :mod:`~vcrbench.reva.config` the ``reva`` section's checks and plan
+(docs/reva.md).
 
 May import: :mod:`vcrbench.core`, :mod:`vcrbench.data`, :mod:`vcrbench.corruptions`,
 :mod:`vcrbench.vif`, :mod:`vcrbench.curves`, :mod:`vcrbench.models`,
 :mod:`vcrbench.evaluation`, :mod:`vcrbench.attacks`. No other paper package. Submodules are not
 imported here, and the statistics modules (resilience, selection, categories, relative_errors,
-groups, weak_vs_all, report) never load torch, so the statistics jobs run without it.
+groups, weak_vs_all, report, comparison, signed_rank) never load torch, so the statistics jobs
+run without it.
 """

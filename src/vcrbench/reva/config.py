@@ -24,6 +24,29 @@ SETS = ("weak", "evaluation")
 
 
 @dataclass(frozen=True)
+class ComparisonPlan:
+    """The comparison of training methods (``reva.comparison``), checked.
+
+    Attributes:
+        methods: label -> model string, in table order.
+        baselines: labels every method is tested against.
+        transfer_from: the label whose model crafts the transferred attacks (None without
+            attacks).
+        alternative: of the signed-rank tests.
+    """
+
+    methods: dict[str, str]
+    baselines: list[str]
+    transfer_from: str | None
+    alternative: str
+
+    @property
+    def source_model(self) -> str | None:
+        """The model the transferred attacks are crafted on."""
+        return self.methods[self.transfer_from] if self.transfer_from else None
+
+
+@dataclass(frozen=True)
 class RevaPlan:
     """What the REVa branch of a run does, resolved from the config.
 
@@ -44,6 +67,7 @@ class RevaPlan:
     weak_size: int
     attacks: dict[str, dict[str, float]] = field(default_factory=dict)
     source: str | None = None
+    comparison: ComparisonPlan | None = None
 
     def set_size(self, name: str) -> int:
         """Images of set ``weak`` or ``evaluation``."""
@@ -63,12 +87,94 @@ def ranking_model(config: Mapping[str, Any]) -> str:
 
 
 def reva_models(config: Mapping[str, Any]) -> list[str]:
-    """The models the REVa branch needs evaluated besides ``models``: the ranking model and the
-    transfer source (none without ``reva.enabled``)."""
+    """The models the REVa branch needs evaluated besides ``models``: the ranking model, the
+    transfer source and the compared methods' models (none without ``reva.enabled``)."""
     reva = config["reva"]
     if not reva["enabled"]:
         return []
-    return [m for m in (ranking_model(config), reva["attacks"]["source"]) if m]
+    compared = [m for m in reva["comparison"]["methods"].values() if isinstance(m, str)]
+    return [m for m in (ranking_model(config), reva["attacks"]["source"], *compared) if m]
+
+
+def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
+    """The checked ``reva.comparison`` (None when ``methods`` is empty).
+
+    Raises:
+        VcrbenchError: naming the key, when the comparison is configured without
+            ``reva.enabled``, has fewer than two methods, names a model that does not parse or
+            a fine-tuning entry that does not exist, compares fine-tuned models of different
+            bases or training images, gives a baseline or ``transfer_from`` that is not a
+            method, or lacks them.
+    """
+    from vcrbench.models.registry import parse_model_name
+
+    reva = config["reva"]
+    section = reva["comparison"]
+    methods = dict(section["methods"])
+    if not methods:
+        if section["baselines"] or section["transfer_from"]:
+            raise VcrbenchError("config: reva.comparison.baselines / transfer_from are set but "
+                                "reva.comparison.methods is empty; name the methods "
+                                "(label: model) or remove the comparison")
+        return None
+    if not reva["enabled"]:
+        raise VcrbenchError("config: reva.comparison.methods is set but reva.enabled is false; "
+                            "the comparison is part of the REVa branch: set reva.enabled: true")
+    if len(methods) < 2:
+        raise VcrbenchError(f"config: reva.comparison.methods has {len(methods)} method "
+                            f"({list(methods)}); a comparison needs at least two")
+    for label, model in methods.items():
+        if not label.strip():
+            raise VcrbenchError("config: reva.comparison.methods: a label is empty; give every "
+                                "method a name (e.g. Standard, AugMix, REVa)")
+        try:
+            parse_model_name(model)
+        except VcrbenchError as error:
+            raise VcrbenchError(f"config: reva.comparison.methods.{label}: {error}") from None
+    models = list(methods.values())
+    repeated = sorted({m for m in models if models.count(m) > 1})
+    if repeated:
+        raise VcrbenchError(f"config: reva.comparison.methods names the model(s) {repeated} "
+                            "more than once; each method is a different model")
+    entries = {e["name"]: e for e in config["finetune"]}
+    finetuned = {}
+    for label, model in methods.items():
+        if model.startswith("finetuned:"):
+            name = model.partition(":")[2]
+            if name not in entries:
+                known = ", ".join(entries) or "none"
+                raise VcrbenchError(
+                    f"config: reva.comparison.methods.{label} is {model!r} but there is no "
+                    f"finetune entry {name!r} (entries: {known}); add the entry or fix the name")
+            finetuned[label] = entries[name]
+    for key in ("base", "train"):
+        values = {label: e[key] for label, e in finetuned.items()}
+        if len({repr(v) for v in values.values()}) > 1:
+            raise VcrbenchError(
+                f"config: reva.comparison compares methods fine-tuned from the same base on the "
+                f"same images, but their finetune entries differ in {key}: "
+                + "; ".join(f"{label}: {v!r}" for label, v in values.items())
+                + f"; give every compared entry the same {key}")
+    baselines = list(section["baselines"])
+    if not baselines:
+        raise VcrbenchError(f"config: reva.comparison.baselines is empty; name the methods every "
+                            f"method is tested against, among {list(methods)} (the paper: "
+                            "Standard and AugMix)")
+    unknown = [b for b in baselines if b not in methods]
+    if unknown:
+        raise VcrbenchError(f"config: reva.comparison.baselines {unknown} are not labels of "
+                            f"reva.comparison.methods ({list(methods)})")
+    transfer_from = section["transfer_from"]
+    if transfer_from is None and reva["attacks"]["names"]:
+        raise VcrbenchError(f"config: reva.comparison.transfer_from is not set; name the method "
+                            f"whose model crafts the transferred attacks, among {list(methods)} "
+                            "(the paper: the standard model)")
+    if transfer_from is not None and transfer_from not in methods:
+        raise VcrbenchError(f"config: reva.comparison.transfer_from {transfer_from!r} is not a "
+                            f"label of reva.comparison.methods ({list(methods)})")
+    return ComparisonPlan(methods=methods, baselines=baselines,
+                          transfer_from=transfer_from if reva["attacks"]["names"] else None,
+                          alternative=section["alternative"])
 
 
 def _pool_entries(config: Mapping[str, Any]) -> tuple[str, list]:
@@ -167,13 +273,17 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
         weak_size=size,
         attacks=attacks,
         source=reva["attacks"]["source"],
+        comparison=comparison_plan(config),
     )
 
 
 def check_reva(config: Mapping[str, Any]) -> None:
-    """Every check of the ``reva`` section (nothing to check when it is disabled)."""
+    """Every check of the ``reva`` section (with it disabled, only that it configures no
+    comparison)."""
     if config["reva"]["enabled"]:
         reva_plan(config)
+    else:
+        comparison_plan(config)
 
 
 def check_pool_index(pool, evaluation, *, disjoint: bool) -> None:

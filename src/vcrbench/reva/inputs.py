@@ -5,6 +5,11 @@
 ``reva_inputs()``): ``imagenet_c[set][corruption]`` -> samples / scored / predictions shards,
 ``attacks[set][attack]`` -> scored / predictions, ``curves[corruption]`` -> the weak and the
 evaluation set's metrics and replicates, ``clean[set]`` -> clean predictions.
+
+The comparison's mapping (``reva_comparison_inputs()``) has, per method label, the
+clean predictions ``clean`` of the evaluation images, ``imagenet_c[corruption]`` -> samples /
+scored / predictions shards, and ``white_box[attack]`` and ``transfer[attack]`` -> scored /
+predictions (:func:`load_comparison_inputs`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import pyarrow.compute as pc
 from vcrbench.core.tables import read_table, read_tables
 from vcrbench.errors import VcrbenchError
 from vcrbench.evaluation.outcomes import sample_outcomes
+from vcrbench.reva.comparison import MethodInputs
 
 
 def _outcomes(index: pa.Table, scored: list[str], predictions: list[str], clean: pa.Table
@@ -68,6 +74,25 @@ def load_model_inputs(files: Mapping, indexes: Mapping[str, pa.Table]) -> dict:
         for c, f in files["curves"].items()
     }
     return {"clean": clean, "severities": severities, "attacks": attacks, "curves": curves}
+
+
+def load_comparison_inputs(files: Mapping, models: Mapping[str, str], index: pa.Table
+                           ) -> dict[str, MethodInputs]:
+    """Read the comparison's tables (module docstring; ``models``: label -> model string):
+    method label -> its :class:`~vcrbench.reva.comparison.MethodInputs` on the evaluation
+    images ``index``, in the order of ``models``."""
+    methods = {}
+    for label, model in models.items():
+        f = files[label]
+        clean = read_table(f["clean"])
+        methods[label] = MethodInputs(
+            model=model, clean=clean,
+            severities={c: severity_outcomes(index, shards, clean)
+                        for c, shards in f["imagenet_c"].items()},
+            white_box={a: attack_outcomes(index, p, clean) for a, p in f["white_box"].items()},
+            transfer={a: attack_outcomes(index, p, clean) for a, p in f["transfer"].items()},
+        )
+    return methods
 
 
 def correct_count(table: pa.Table) -> int:

@@ -113,3 +113,66 @@ def test_unknown_reva_key_is_refused(config):
     config["reva"]["weak"] = {"sizes": 3}
     _refused(config, "reva.weak", "sizes")
 
+
+
+COMPARED = {"Standard": "finetuned:standard", "AugMix": "finetuned:augmix",
+            "REVa⁻": "finetuned:reva-minus", "REVa": "finetuned:reva"}
+
+
+@pytest.fixture
+def compared(config) -> dict:
+    """The sample config with the four fine-tuning entries of REVa part 2 (existing keys only)
+    and their comparison."""
+    train = dict(config["reva"]["train"])
+    config["finetune"] = [{"name": m.partition(":")[2], "base": "efficientnet-lite0",
+                           "train": dict(train)} for m in COMPARED.values()]
+    config["reva"]["comparison"] = {"methods": dict(COMPARED),
+                                    "baselines": ["Standard", "AugMix", "REVa⁻"],
+                                    "transfer_from": "Standard"}
+    return config
+
+
+def test_no_comparison_by_default(config):
+    assert validate_config({})["reva"]["comparison"] == {
+        "methods": {}, "baselines": [], "transfer_from": None, "alternative": "two-sided"}
+    assert reva_plan(validate_config(config)).comparison is None
+
+
+def test_the_comparison_plan_names_its_methods_baselines_and_transfer_source(compared):
+    validated = validate_config(compared)
+    plan = reva_plan(validated).comparison
+    assert plan.methods == COMPARED and list(plan.methods) == list(COMPARED)
+    assert plan.baselines == ["Standard", "AugMix", "REVa⁻"]
+    assert plan.source_model == "finetuned:standard" and plan.alternative == "two-sided"
+    assert set(COMPARED.values()) <= set(evaluated_models(validated))
+
+
+@pytest.mark.parametrize(
+    ("change", "fragments"),
+    [
+        ({"methods": {"Standard": "finetuned:standard"}}, ["at least two"]),
+        ({"baselines": []}, ["reva.comparison.baselines is empty"]),
+        ({"baselines": ["Standard", "Cutout"]}, ["reva.comparison.baselines", "Cutout"]),
+        ({"transfer_from": None}, ["reva.comparison.transfer_from is not set"]),
+        ({"transfer_from": "Base"}, ["reva.comparison.transfer_from", "'Base'"]),
+        ({"methods": {**COMPARED, "REVa": "finetuned:revb"}},
+         ["reva.comparison.methods.REVa", "no finetune entry 'revb'"]),
+        ({"methods": {**COMPARED, "REVa": "finetuned:standard"}}, ["more than once"]),
+        ({"methods": {**COMPARED, "REVa": "nosuch:model"}}, ["reva.comparison.methods.REVa"]),
+        ({"alternative": "greater"}, ["reva.comparison.alternative", "two-sided, less"]),
+        ({"colour": "red"}, ["unknown key 'colour'", "reva.comparison"]),
+    ],
+)
+def test_a_wrong_comparison_is_refused_naming_its_key(compared, change, fragments):
+    compared["reva"]["comparison"].update(change)
+    _refused(compared, *fragments)
+
+
+def test_compared_entries_must_share_base_and_training_images(compared):
+    compared["finetune"][1]["base"] = "torchvision:resnet18"
+    _refused(compared, "differ in base", "AugMix: 'torchvision:resnet18'")
+
+
+def test_a_comparison_without_reva_enabled_is_refused(compared):
+    compared["reva"]["enabled"] = False
+    _refused(compared, "reva.enabled is false")

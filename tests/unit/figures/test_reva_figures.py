@@ -7,7 +7,13 @@ import pyarrow as pa
 from helpers.images import assert_png
 from matplotlib.patches import Rectangle
 
-from vcrbench.figures.reva import plot_relative_errors, plot_resilience_scores, plot_weak_vs_all
+from vcrbench.figures.reva import (
+    plot_comparison_errors,
+    plot_relative_errors,
+    plot_resilience_scores,
+    plot_weak_vs_all,
+)
+from vcrbench.reva.comparison import SCHEMA_ERRORS
 
 MODELS = ["efficientnet-lite0", "torchvision:resnet50"]
 
@@ -90,3 +96,42 @@ def test_empty_tables_give_a_no_data_figure(tmp_path):
     empty = pa.table({"model": pa.array([], pa.string())})
     fig = plot_relative_errors(empty, empty, models=[], paths=[tmp_path / "e.png"])
     assert "no data" in fig.axes[0].texts[0].get_text()
+
+
+COMPARED = {"Standard": "finetuned:standard", "AugMix": "finetuned:augmix",
+            "REVa": "finetuned:reva"}
+
+
+def _comparison_errors():
+    rows = []
+    for k, (label, model) in enumerate(COMPARED.items()):
+        for kind, names, crafted in (("clean", ["clean"], None),
+                                     ("white-box", ["fgsm", "pgd", "mean_adversarial"], model),
+                                     ("transfer", ["fgsm", "pgd", "mean_adversarial"],
+                                      "finetuned:standard"),
+                                     ("corruption", ["gaussian_noise", "frost", "mCE"], None)):
+            for name in names:
+                value = None if (label, name) == ("REVa", "frost") else 0.1 + 0.1 * k
+                rows.append({"method": label, "model": model, "kind": kind,
+                             "perturbation": name, "category": "", "crafted_on": crafted,
+                             "value": value, "lo": None if value is None else value - 0.05,
+                             "hi": None if value is None else value + 0.05, "n_images": 12,
+                             "n_samples": 12, "resampled": "images (12)", "note": None})
+    return pa.Table.from_pylist(rows, schema=SCHEMA_ERRORS)
+
+
+def test_comparison_draws_every_method_per_perturbation_in_three_panels(tmp_path):
+    paths = [tmp_path / "c.png", tmp_path / "c.pdf"]
+    fig = plot_comparison_errors(_comparison_errors(), methods=COMPARED, models=MODELS,
+                                 paths=paths)
+    width, height = assert_png(paths[0])
+    assert width > height and height <= 1000  # landscape, fits the report
+    assert paths[1].stat().st_size > 0
+    titles = [ax.get_title() for ax in fig.axes]
+    assert len(titles) == 3 and "transferred from Standard" in titles[1]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["clean", "fgsm", "pgd",
+                                                                      "mean"]
+    assert [t.get_text() for t in fig.axes[2].get_xticklabels()][-1] == "mCE"
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["Standard (finetuned:standard)", "AugMix (finetuned:augmix)",
+                      "REVa (finetuned:reva)", "undefined"]
