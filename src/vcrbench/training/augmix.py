@@ -6,7 +6,7 @@ One view of an image ``x`` (uint8, ``(3, H, W)``):
     w ~ Dirichlet(α, …, α)   (width weights)      m ~ Beta(α, α)
     chain_i = op_{i,d_i} ∘ … ∘ op_{i,1} (x),  d_i ~ U{1, 2, 3} (or the fixed depth),
               each op drawn uniformly from the pool
-    view = round(255 · [m · x + (1 − m) · Σ_i w_i · chain_i] / 255)
+    view = round(m · x + (1 − m) · Σ_i w_i · chain_i)       (in grey levels, to uint8)
 
 so the weights of the clean image and the chains, ``m`` and ``(1 − m) w_i``, sum to 1
 (:func:`mixing_weights`). The pool is AugMix's nine operations (:data:`AUGMIX_OPS`: those
