@@ -5,6 +5,7 @@ import json  # noqa: E402
 from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
 from vcrbench.data.datasets import list_entries_from_config  # noqa: E402
+from vcrbench.training.augmix import CorruptionOp  # noqa: E402
 from vcrbench.training.spec import ADVERSARIAL_METHODS  # noqa: E402
 
 # Fine-tuning entries by name; (fine-tuned model, base model) name pairs to compare.
@@ -59,9 +60,16 @@ def previous_epoch_checkpoint(wildcards):
 
 
 def augmentation_definition(wildcards):
-    """The registry's sampling definition of an entry's augmentation corruption (None without):
-    a rule parameter, so that a change to that corruption's domain or spacing retrains."""
-    augmentation = FINETUNE[wildcards.name]["augmentation"]
+    """The registry's sampling definition of an entry's augmentation corruption (None without),
+    or the parameters of a reva entry's listed targeted corruptions: a rule parameter, so that
+    a change to that corruption's domain, spacing or severities retrains."""
+    entry = FINETUNE[wildcards.name]
+    augmentation, reva = entry["augmentation"], entry["reva"]
+    if entry["method"] == "reva" and reva["targeted"] != "auto":
+        return {
+            name: dict(CorruptionOp.at(name, reva["severity"], reva["domain_fraction"]).params)
+            for name in reva["targeted"]
+        }
     if augmentation["corruption"] is None:
         return None
     return sampling_definition(augmentation["corruption"], "uniform", augmentation["spacing"])

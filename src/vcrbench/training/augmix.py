@@ -160,22 +160,23 @@ class CorruptionOp:
     @classmethod
     def at(cls, name: str, severity: int | None = None,
            domain_fraction: float | None = None) -> CorruptionOp:
-        """The corruption at ImageNet-C severity ``severity`` (1–5), or else at
-        ``identity + domain_fraction · (strongest − identity)`` per parameter."""
+        """The corruption at ``identity + domain_fraction · (strongest − identity)`` per
+        parameter when ``domain_fraction`` is given, else at ImageNet-C severity ``severity``
+        (1–5)."""
         from vcrbench.corruptions import get_corruption
         from vcrbench.errors import VcrbenchError
 
         spec = get_corruption(name)
-        if severity is not None:
-            if spec.imagenet_c_severities is None:
-                raise VcrbenchError(f"corruption {name} has no ImageNet-C severities; give "
-                                    "reva.domain_fraction instead of reva.severity")
-            return cls(name, dict(spec.imagenet_c_severities[int(severity) - 1]))
-        if domain_fraction is None:
+        if domain_fraction is not None:
+            return cls(name, {p: spec.identity[p] + domain_fraction * (spec.strongest[p]
+                                                                       - spec.identity[p])
+                              for p in spec.parameters})
+        if severity is None:
             raise VcrbenchError(f"corruption {name}: give a severity or a domain fraction")
-        return cls(name, {p: spec.identity[p] + domain_fraction * (spec.strongest[p]
-                                                                   - spec.identity[p])
-                          for p in spec.parameters})
+        if spec.imagenet_c_severities is None:
+            raise VcrbenchError(f"corruption {name} has no ImageNet-C severities; give "
+                                "reva.domain_fraction instead of reva.severity")
+        return cls(name, dict(spec.imagenet_c_severities[int(severity) - 1]))
 
     def __call__(self, image: torch.Tensor, step: Step) -> torch.Tensor:
         from vcrbench.corruptions import apply_corruption

@@ -189,6 +189,8 @@ def test_a_targeted_corruption_is_applied_at_its_imagenet_c_severity_or_domain_f
     op = CorruptionOp.at("gaussian_noise", severity=3)
     assert dict(op.params) == {"sigma": 0.18}
     assert dict(CorruptionOp.at("contrast", domain_fraction=0.25).params) == {"contrast": 0.75}
+    # a domain fraction wins over the severity (reva.severity is ignored when it is set)
+    assert dict(CorruptionOp.at("contrast", 3, 0.25).params) == {"contrast": 0.75}
     with pytest.raises(VcrbenchError, match="no ImageNet-C severities"):
         CorruptionOp.at("noc_rain", severity=2)
     image = torch.full((3, 32, 32), 128, dtype=torch.uint8)
