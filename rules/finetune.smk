@@ -27,10 +27,52 @@ rule finetune_index:
         "../workflow_scripts/finetune_index.py"
 
 
+# The PGD counterparts of a REVa entry's training images, crafted on the base model (shared by
+# entries with the same base, images, PGD settings and seed: PGD_OWNER), one job per shard.
+rule finetune_pgd:
+    input:
+        index=rules.finetune_index.output.index,
+    output:
+        shard=f"{RESULTS}/models/{{name}}/pgd/base/shard-{{pgdshard}}.parquet",
+    log:
+        f"{RESULTS}/logs/finetune/{{name}}/pgd/base/shard-{{pgdshard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/finetune/{{name}}/pgd/base/shard-{{pgdshard}}.tsv"
+    conda:
+        "../envs/vision.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        mem_mb=6000,
+        runtime=720,
+        gpu=GPU,
+    params:
+        base=finetune_base,
+        pgd=pgd_settings,
+        seed=finetune_seed,
+        device=config["device"],
+    script:
+        "../workflow_scripts/finetune_pgd.py"
+
+
+# With reva.pgd.recraft: the counterparts of epoch e > 1, crafted on the model after epoch e - 1.
+use rule finetune_pgd as finetune_pgd_recraft with:
+    input:
+        index=rules.finetune_index.output.index,
+        model=previous_epoch_checkpoint,
+    output:
+        shard=f"{RESULTS}/models/{{name}}/pgd/epoch-{{epoch}}/shard-{{pgdshard}}.parquet",
+    log:
+        f"{RESULTS}/logs/finetune/{{name}}/pgd/epoch-{{epoch}}/shard-{{pgdshard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/finetune/{{name}}/pgd/epoch-{{epoch}}/shard-{{pgdshard}}.tsv"
+
+
 rule finetune_epoch:
     input:
         index=rules.finetune_index.output.index,
         previous=previous_epoch_checkpoint,
+        adversarial=pgd_counterparts,
+        groups=reva_targeted_groups,
     output:
         checkpoint=temp(f"{RESULTS}/models/{{name}}/epochs/epoch-{{epoch}}.pt"),
         log_row=f"{RESULTS}/models/{{name}}/epochs/epoch-{{epoch}}.parquet",

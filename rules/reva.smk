@@ -293,6 +293,30 @@ rule reva_report:
         "../workflow_scripts/reva_report.py"
 
 
+# The same tables for one model alone (reva/by-model/<model>/): what a fine-tuning entry with
+# method reva and reva.targeted auto reads (rules/finetune.smk), so that it does not wait for
+# the report of every model, its own fine-tuned one among them.
+use rule reva_report as reva_model_report with:
+    input:
+        weak=rules.reva_weak_set.output.index,
+        evaluation=rules.index.output.index,
+        selection=rules.reva_weak_set.output.selection,
+        tables=reva_model_files,
+    output:
+        tables=expand(f"{REVA_DIR}/by-model/{{{{model}}}}/{{table}}.parquet", table=REVA_TABLES),
+        markdown=f"{REVA_DIR}/by-model/{{model}}/report.md",
+    log:
+        f"{RESULTS}/logs/reva/report-{{model}}.log",
+    params:
+        models=reva_one_model,
+        inputs=reva_model_inputs,
+        groups=REVA["groups"],
+        categories=reva_categories(),
+        n_boot=config["bootstrap"]["replicates"],
+        min_units=config["bootstrap"]["min_units"],
+        seed=config["seed"],
+
+
 use rule figure_base as figure_reva_scores with:
     input:
         resilience=rules.reva_weak_set.output.resilience,

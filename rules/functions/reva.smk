@@ -191,6 +191,21 @@ def reva_comparison_inputs():
     return inputs
 
 
+def reva_one_model(wildcards):
+    """slug -> name of the one model of a per-model REVa report."""
+    return {wildcards.model: MODELS[wildcards.model]}
+
+
+def reva_model_inputs(wildcards):
+    """The tables the REVa report reads for one model (as reva_inputs())."""
+    return {wildcards.model: reva_inputs()[wildcards.model]}
+
+
+def reva_model_files(wildcards):
+    """Every file of :func:`reva_model_inputs`."""
+    return nested_files(reva_model_inputs(wildcards))
+
+
 def nested_files(nested):
     """Every path in a nested mapping of paths and lists of paths."""
     if isinstance(nested, dict):

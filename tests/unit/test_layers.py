@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "curves": {"errors", "core"},
     "models": {"errors", "core", "data"},
     "evaluation": {"errors", "core", "data", "corruptions", "vif", "models"},
-    "training": {"errors", "core", "data", "corruptions", "models"},
+    "training": {"errors", "core", "data", "corruptions", "models", "attacks"},
     "attacks": {"errors", "core", "models"},
     "figures": {"errors", "core", "curves"},
     "vcr": {"errors", "core", "curves", "evaluation"},

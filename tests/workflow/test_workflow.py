@@ -70,6 +70,11 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     if configfile == "config/reva-sample.yaml":
         assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
                 "reva_curves", "reva_report"} <= planned, planned
+        # REVa part 2: four methods, 2 epochs each; reva-minus and reva share one set of PGD
+        # counterparts (793 images in shards of 100); reva's targeted: auto reads Lite0's groups
+        counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
+        assert (counts["finetune_epoch"], counts["finetune_pgd"]) == (8, 8), counts
+        assert counts["reva_model_report"] == 1, counts
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,8 @@ The streams (adding one never shifts another):
   from SHA-256 words of ``(seed, namespace/factor, unit name)`` and the replicate number, so that
   one image has one weight per replicate in every table of a run.
 - :data:`FINETUNE`, keyed by ``finetune/<entry>``, item ``(epoch, sub, …)``: sub 0 the batch
-  order, 1 the augmentation parameters, 2 their pixel noise, 3 dropout.
+  order, 1 the augmentation parameters, 2 their pixel noise, 3 dropout, 4 the AugMix draws of
+  one view of one image (item ``(epoch, 4, position, view)``).
 - :data:`ATTACK`, keyed by the attack's name and the image: the random start of an adversarial
   attack (PGD's uniform, R-FGSM's normal draws), the same whatever the batch.
 
@@ -42,7 +43,7 @@ import numpy as np
 PARAMETER_STREAM = 0
 NOISE_STREAM = 1
 #: Sub-streams of one fine-tuning epoch's key (``FINETUNE``).
-EPOCH_ORDER, EPOCH_PARAMETERS, EPOCH_NOISE, EPOCH_DROPOUT = range(4)
+EPOCH_ORDER, EPOCH_PARAMETERS, EPOCH_NOISE, EPOCH_DROPOUT, EPOCH_AUGMIX = range(5)
 
 
 def name_words(name: str) -> list[int]:

@@ -8,8 +8,12 @@ an adversarial view and a Jensen–Shannon loss plugs in without a second loop);
 :mod:`~vcrbench.training.checkpoint` writes checkpoints (read by :mod:`vcrbench.models.finetuned`);
 :mod:`~vcrbench.training.data` checks the training images and :mod:`~vcrbench.training.config`
 the ``finetune`` section. VCR-Bench (Table 3) and NOC (one model per candidate) train through
-it; REVa's enhancement (not built yet) is meant to plug its views and loss into the same loop.
+it, and so do the training methods (:mod:`~vcrbench.training.methods`: AugMix, REVa⁻, REVa,
+with :mod:`~vcrbench.training.augmix` making the AugMix views, :mod:`~vcrbench.training.
+adversarial` the PGD counterparts and :mod:`~vcrbench.training.losses` the Jensen–Shannon and
+Eq. 2 losses).
 
 May import: :mod:`vcrbench.core`, :mod:`vcrbench.data`, :mod:`vcrbench.corruptions`,
-:mod:`vcrbench.models`; no paper package.
+:mod:`vcrbench.models`, :mod:`vcrbench.attacks` (PGD, for the counterparts); no paper
+package.
 """

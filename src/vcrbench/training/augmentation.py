@@ -11,6 +11,11 @@ same after a restart and whatever the batch size.
 images of each batch (a random subset, since the order is random) are corrupted with their own
 parameters drawn over the corruption's whole domain (``linear``: U(C) as in the paper, or
 ``visual``) and their own pixel-noise seed; the corrupted uint8 image is what the model sees.
+
+:class:`AugMixAugmentation` (methods ``augmix``, ``reva_minus``, ``reva``): the clean image as
+``input``, two AugMix views (:data:`AUGMIX_VIEWS`, :mod:`vcrbench.training.augmix`; view ``v``
+of the image at position ``p`` keyed by ``(seed, entry, epoch, p, v)``) and, for REVa, its PGD
+counterpart as :data:`ADVERSARIAL` (:mod:`vcrbench.training.adversarial`).
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from vcrbench.core.seeding import EPOCH_NOISE, EPOCH_PARAMETERS, seed_of
-from vcrbench.training.spec import TrainingSpec
+from vcrbench.core.seeding import EPOCH_AUGMIX, EPOCH_NOISE, EPOCH_PARAMETERS, seed_of
+from vcrbench.training.spec import TrainingSpec, epoch_order
 
 #: The view whose accuracy and loss the training log splits into clean and corrupted images.
 INPUT = "input"
+#: The two AugMix views of AugMix's and REVa's consistency loss, and REVa's PGD counterpart.
+AUGMIX_VIEWS = ("augmix1", "augmix2")
+ADVERSARIAL = "adversarial"
 
 
 @dataclass(frozen=True)
@@ -97,3 +105,40 @@ class CorruptionAugmentation:
         corrupted = np.zeros(len(images), bool)
         corrupted[:k] = True
         return Views({INPUT: images}, corrupted)
+
+
+@dataclass(frozen=True)
+class AugMixAugmentation:
+    """The clean image, two AugMix views and (with ``adversarial``) the PGD counterpart.
+
+    Attributes:
+        spec: the entry (its ``augmix`` settings, key and order).
+        pool: the operation names a chain draws from (AugMix's nine, and REVa's corruptions).
+        corruptions: corruption name -> :class:`~vcrbench.training.augmix.CorruptionOp` for
+            the names of ``pool`` that are corruptions.
+        adversarial: ``(N, H, W, 3)`` uint8 counterparts aligned with the training index, or
+            None (no adversarial view).
+    """
+
+    spec: TrainingSpec
+    pool: tuple[str, ...]
+    corruptions: dict
+    adversarial: np.ndarray | None = None
+
+    def __call__(self, images: np.ndarray, epoch: int, positions: range,
+                 device: torch.device) -> Views:
+        from vcrbench.training.augmix import augmix_view, draw_augmix
+
+        views = {INPUT: images}
+        for v, name in enumerate(AUGMIX_VIEWS):
+            out = np.empty_like(images)
+            for i, position in enumerate(positions):
+                rng = np.random.default_rng(self.spec.key(epoch, EPOCH_AUGMIX, position, v))
+                draw = draw_augmix(rng, self.pool, self.spec.augmix)
+                image = torch.from_numpy(images[i]).to(device).permute(2, 0, 1)
+                out[i] = augmix_view(image, draw, self.corruptions).permute(1, 2, 0).cpu().numpy()
+            views[name] = out
+        if self.adversarial is not None:
+            order = epoch_order(len(self.adversarial), self.spec, epoch)
+            views[ADVERSARIAL] = self.adversarial[order[positions.start:positions.stop]]
+        return Views(views, np.zeros(len(images), bool))

@@ -48,6 +48,7 @@ def check_finetune(config: Mapping[str, Any], train_keys: Mapping[str, str] | No
                 f"{where}.augmentation.corruption {corruption!r} is not a known corruption; "
                 f"known: {', '.join(CORRUPTIONS)}"
             )
+        check_method(config, entry, where)
     for i, name in enumerate(config["models"]):
         spec = parse_model_name(name)
         if spec.kind == "finetuned" and spec.target not in names:
@@ -55,3 +56,42 @@ def check_finetune(config: Mapping[str, Any], train_keys: Mapping[str, str] | No
                 f"config: models[{i}] {name!r} names no finetune entry (entries: "
                 f"{', '.join(names) or 'none'}); add one with name: {spec.target}"
             )
+
+
+def check_method(config: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> None:
+    """An entry's ``method`` and its settings (``augmix``, ``reva``)."""
+    method = entry.get("method", "standard")
+    if method == "standard":
+        return
+    if entry["augmentation"]["corruption"] is not None:
+        raise VcrbenchError(
+            f"{where}: augmentation.corruption is for method standard; method {method} makes "
+            "its own views (AugMix, PGD), so remove augmentation.corruption (reva.targeted "
+            "adds corruptions to REVa's AugMix operations)"
+        )
+    if method != "reva":
+        return
+    reva = entry["reva"]
+    targeted = reva["targeted"]
+    if targeted == "auto":
+        if not config.get("reva", {}).get("enabled"):
+            raise VcrbenchError(
+                f"{where}.reva.targeted is auto, which reads the non-robust corruptions of REVa "
+                "part 1 (reva/groups), but reva.enabled is false; enable it or give "
+                "reva.targeted as a list of corruptions"
+            )
+        return
+    for name in targeted:
+        if name not in CORRUPTIONS:
+            raise VcrbenchError(
+                f"{where}.reva.targeted: {name!r} is not a known corruption; known: "
+                f"{', '.join(CORRUPTIONS)}"
+            )
+        if reva["domain_fraction"] is None and CORRUPTIONS[name].imagenet_c_severities is None:
+            raise VcrbenchError(
+                f"{where}.reva.targeted: {name} has no ImageNet-C severities, so "
+                f"reva.severity cannot place it; set reva.domain_fraction (0-1 of its domain) "
+                "or leave it out"
+            )
+    if not reva["augmix_ops"] and not targeted:
+        raise VcrbenchError(f"{where}.reva: augmix_ops is false and nothing is targeted")

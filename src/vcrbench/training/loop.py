@@ -6,10 +6,12 @@ One epoch ``e`` (1-based) of entry ``name``:
 
 1. Order: a permutation of the training index keyed by ``(seed, name, e)``, cut into batches of
    ``batch_size`` (the last one may be smaller).
-2. Views: the augmentation makes the views of each batch (default: the entry's corruption on
-   a fraction of the images, :class:`~vcrbench.training.augmentation.CorruptionAugmentation`).
+2. Views: the augmentation makes the views of each batch (by default the entry's method's,
+   :mod:`~vcrbench.training.methods`: for ``standard`` the entry's corruption on a fraction of
+   the images, :class:`~vcrbench.training.augmentation.CorruptionAugmentation`).
 3. Step: every view through the base model's preprocessing and the model in one forward pass,
-   the loss per image (default: cross-entropy on the 1000 ImageNet logits), SGD with momentum
+   the loss per image (by default the method's; ``standard``: cross-entropy on the 1000
+   ImageNet logits), SGD with momentum
    (the paper: lr 0.001, momentum 0.9) at the epoch's learning rate (constant, cosine or step
    schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
    layers`).
@@ -35,13 +37,14 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from vcrbench.core.seeding import EPOCH_DROPOUT, EPOCH_ORDER
+from vcrbench.core.seeding import EPOCH_DROPOUT
 from vcrbench.errors import VcrbenchError
-from vcrbench.training.augmentation import INPUT, Augmentation, CorruptionAugmentation
+from vcrbench.training.augmentation import INPUT, Augmentation
 from vcrbench.training.checkpoint import epoch_checkpoint
 from vcrbench.training.layers import set_training_mode
-from vcrbench.training.losses import Loss, cross_entropy
-from vcrbench.training.spec import TrainingSpec, learning_rate
+from vcrbench.training.losses import Loss
+from vcrbench.training.methods import method_parts
+from vcrbench.training.spec import TrainingSpec, epoch_order, learning_rate
 
 LOG_SCHEMA = pa.schema(
     [
@@ -61,7 +64,7 @@ LOG_SCHEMA = pa.schema(
 
 def epoch_batches(n_images: int, spec: TrainingSpec, epoch: int) -> list[np.ndarray]:
     """Index arrays of the epoch's batches (a keyed permutation of ``range(n_images)``)."""
-    order = np.random.default_rng(spec.key(epoch, EPOCH_ORDER)).permutation(n_images)
+    order = epoch_order(n_images, spec, epoch)
     return [order[i : i + spec.batch_size] for i in range(0, n_images, spec.batch_size)]
 
 
@@ -82,13 +85,17 @@ def train_epoch(
     log: Any = None,
     *,
     augmentation: Augmentation | None = None,
-    loss: Loss = cross_entropy,
+    loss: Loss | None = None,
+    adversarial: np.ndarray | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train epoch ``epoch`` from the base model (epoch 1) or the ``previous`` epoch checkpoint.
 
-    ``augmentation`` makes the views of each batch (default: :class:`~vcrbench.training.
-    augmentation.CorruptionAugmentation` of the spec) and ``loss`` turns their logits into one
-    loss per image (default: cross-entropy of the ``input`` view).
+    ``augmentation`` makes the views of each batch and ``loss`` turns their logits into one
+    loss per image; by default both are the spec's method's
+    (:func:`~vcrbench.training.methods.method_parts`; ``standard``: :class:`~vcrbench.
+    training.augmentation.CorruptionAugmentation` and cross-entropy of the ``input`` view).
+    ``adversarial``: the PGD counterparts of the REVa methods, ``(N, H, W, 3)`` uint8 aligned
+    with ``train_index`` (:func:`~vcrbench.training.adversarial.counterparts_of_index`).
 
     Returns ``(checkpoint, log_row)``: the checkpoint dict (:mod:`vcrbench.training.checkpoint`)
     with the optimiser state, and the epoch's row of the training log (:data:`LOG_SCHEMA`).
@@ -97,7 +104,9 @@ def train_epoch(
     from vcrbench.models import load_model
     from vcrbench.models.preprocess import apply_preprocessing
 
-    augmentation = augmentation or CorruptionAugmentation(spec)
+    if augmentation is None or loss is None:
+        default_augmentation, default_loss = method_parts(spec, adversarial)
+        augmentation, loss = augmentation or default_augmentation, loss or default_loss
     if (epoch == 1) != (previous is None):
         raise VcrbenchError(f"finetune {spec.name}: epoch {epoch} needs the checkpoint of "
                             f"epoch {epoch - 1}" if epoch > 1 else "epoch 1 starts from the base")
