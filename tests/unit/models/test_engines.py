@@ -109,6 +109,14 @@ def test_openvino_matches_eager_and_is_cached(tmp_path: Path, caplog) -> None:
     assert _same(again, converted)
     assert len(list(cache.iterdir())) == 1
 
+    # a damaged entry is converted again
+    (entry / "model.xml").write_text("<net>")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, "vcrbench.models.engines"):
+        repaired = predict(load_model(name), images, batch_size=4, engine="auto", cache_dir=cache)
+    assert "is unusable" in caplog.text and "converted, cached in" in caplog.text
+    assert _same(repaired, converted)
+
     # changed weights: a new cache entry, and the engine on the model is rebuilt
     with torch.no_grad():
         model.module[-1].bias[:] = torch.arange(1000.0) / 100
