@@ -47,6 +47,7 @@ import json
 import logging
 import os
 import shutil
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,7 +236,10 @@ def _convert(model: LoadedModel, probe: torch.Tensor):  # -> openvino.Model
     import openvino
 
     try:
-        with torch.no_grad():
+        # OpenVINO traces with TorchScript, which torch marks deprecated on every call; the
+        # probe check (not the tracer's own warnings) decides whether the trace is usable.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning, module="torch.jit")
             converted = openvino.convert_model(model.module, example_input=probe[:1])
         if len(converted.inputs) != 1 or len(converted.outputs) != 1:
             raise EngineUnavailable(
