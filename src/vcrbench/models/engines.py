@@ -73,8 +73,9 @@ PROBE_IMAGES = 2
 PROBE_TOLERANCE = 1e-3
 OPENVINO_PIN = "openvino==2026.4.1"
 #: Images per OpenVINO inference: a batch runs in pieces this large (its activations then stay
-#: in the CPU caches: Lite0 ran about 1.4x faster in pieces of 4-8 than in one piece of 64, and
-#: the peak memory is lower). OpenVINO's outputs do not depend on the batch size (tested).
+#: in the CPU caches: Lite0 ran 1.1-1.2x faster in pieces of 4-8 than in one piece of 64 on 2
+#: quiet cores, 1.4x on busy ones, and a job's peak memory fell from 1.8 to 1.3 GB).
+#: OpenVINO's outputs do not depend on the batch size (tested).
 OPENVINO_PIECE = 8
 
 
