@@ -268,8 +268,11 @@ def predict_files(
     device: str = "auto",
     batch_size: int = 64,
     precision: str = "fp32",
+    engine: str = "eager",
+    cache_dir: str | Path | None = None,
 ) -> list[dict]:
-    """Classify image files with the pipeline's preparation (short side 256, centre crop 224).
+    """Classify image files with the pipeline's preparation (short side 256, centre crop 224),
+    on ``engine`` (as in :func:`predict`).
 
     Returns one record per file: ``image`` (the path), ``top1`` (label index), ``wnid``, ``name``,
     ``p_top1``, ``top1_16`` (0..15) and ``category16`` (its name).
@@ -281,7 +284,8 @@ def predict_files(
     images = np.stack([prepare_file(p) for p in paths])
     torch_device = resolve_device(device)
     model = load_model(model_name, torch_device)
-    out = predict(model, images, batch_size=batch_size, precision=precision, device=torch_device)
+    out = predict(model, images, batch_size=batch_size, precision=precision, device=torch_device,
+                  engine=engine, cache_dir=cache_dir)
     records = []
     for i, path in enumerate(paths):
         label = int(out["top1"][i])
