@@ -30,9 +30,9 @@ the model name, a checksum of every parameter and buffer (names, dtypes, shapes,
 source code of the module's classes, the input shape and the torch / openvino / cache format
 versions. A new entry is written to a temporary folder and renamed into place (atomic; when two
 jobs race, the first rename wins and the other's copy is discarded). An entry that cannot be
-read is rebuilt. ``cache_dir`` defaults to ``$VCRBENCH_CACHE_DIR``, else
-``$XDG_CACHE_HOME/vcrbench/engines`` (``~/.cache/vcrbench/engines``); the workflow passes
-``results/<run>/models/engine-cache``.
+read, or whose outputs fail the check below, is converted again. ``cache_dir`` defaults to
+``$VCRBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/vcrbench/engines``
+(``~/.cache/vcrbench/engines``); the workflow passes ``results/<run>/models/engine-cache``.
 
 The engine built for a :class:`~vcrbench.models.registry.LoadedModel` is kept on it and reused by
 later calls with the same settings and torch thread count while its parameters are unchanged
@@ -139,16 +139,23 @@ def weights_checksum(module: torch.nn.Module) -> str:
     return digest.hexdigest()
 
 
+def _class_source(cls: type) -> str:
+    """The source of a class; for one inspect cannot find (a ``file:`` model's module is not in
+    ``sys.modules``), the whole files its methods were compiled from; else nothing."""
+    try:
+        return inspect.getsource(cls)
+    except (OSError, TypeError):
+        methods = [f for f in vars(cls).values() if inspect.isfunction(f)]
+        files = sorted({f.__code__.co_filename for f in methods})
+        return "".join(Path(f).read_text(errors="replace") for f in files if os.path.isfile(f))
+
+
 def code_checksum(module: torch.nn.Module) -> str:
     """SHA-256 of the source code of the module's classes (a changed ``forward`` changes the
-    graph); a class without readable source counts by its qualified name."""
+    graph), each with its qualified name."""
     digest = hashlib.sha256()
     for cls in sorted({type(m) for m in module.modules()}, key=lambda c: c.__qualname__):
-        try:
-            source = inspect.getsource(cls)
-        except (OSError, TypeError):
-            source = ""
-        digest.update(f"{cls.__module__}.{cls.__qualname__}\n{source}\n".encode())
+        digest.update(f"{cls.__module__}.{cls.__qualname__}\n{_class_source(cls)}\n".encode())
     return digest.hexdigest()
 
 

@@ -21,6 +21,7 @@ from helpers.paths import IMAGENET_SAMPLE
 from vcrbench.errors import VcrbenchError
 from vcrbench.models import load_model, predict, predict_stream
 from vcrbench.models.engines import (
+    code_checksum,
     engine_for,
     openvino_available,
     weights_checksum,
@@ -159,6 +160,27 @@ def test_openvino_agrees_with_eager_on_real_images(tmp_path: Path) -> None:
     np.testing.assert_array_equal(converted["top1"], eager["top1"])
     np.testing.assert_array_equal(converted["top1_16"], eager["top1_16"])
     np.testing.assert_allclose(converted["p_top1"], eager["p_top1"], rtol=0, atol=P_TOLERANCE)
+
+
+SUBCLASS = '''
+import torch
+
+
+class Net(torch.nn.Linear):
+    def forward(self, x):
+        return super().forward(x.mean(dim=(2, 3)))
+
+
+model = Net(3, 1000)
+'''
+
+
+def test_code_checksum_sees_a_file_models_source(tmp_path: Path) -> None:
+    name = _model_file(tmp_path, SUBCLASS, "net")
+    first = code_checksum(load_model(name).module)
+    assert code_checksum(load_model(name).module) == first
+    (tmp_path / "net.py").write_text(SUBCLASS.replace("x.mean", "2 * x.mean"))
+    assert code_checksum(load_model(name).module) != first
 
 
 def test_engine_choice_and_errors(tmp_path: Path) -> None:
