@@ -50,6 +50,9 @@ class Inference:
         batch_size: images per forward pass.
         precision: ``fp32`` or ``bf16`` (CUDA only).
         models_dir: where ``finetuned:<name>`` checkpoints live (``results/<run>/models``).
+        engine: ``auto``, ``eager`` or ``openvino`` (:mod:`vcrbench.models.engines`).
+        compile: wrap the PyTorch model in ``torch.compile``.
+        cache_dir: where converted models are cached (None: the engines' default folder).
     """
 
     model: str
@@ -57,13 +60,21 @@ class Inference:
     batch_size: int = 64
     precision: str = "fp32"
     models_dir: str | None = None
+    engine: str = "eager"
+    compile: bool = False
+    cache_dir: str | None = None
 
     @classmethod
     def from_config(cls, model: str, device: str, inference: dict, models_dir: str | None
                     ) -> Inference:
-        """From a model name, the config's ``device`` and ``inference`` section."""
+        """From a model name, the config's ``device`` and ``inference`` section (its
+        ``cache_dir`` defaults to ``<models_dir>/engine-cache``)."""
+        cache_dir = inference.get("cache_dir") or (
+            f"{models_dir}/engine-cache" if models_dir else None
+        )
         return cls(model, device, int(inference["batch_size"]), inference["precision"],
-                   models_dir)
+                   models_dir, inference.get("engine", "auto"),
+                   bool(inference.get("compile", False)), cache_dir)
 
     def decisions(self, images: np.ndarray) -> dict[str, pa.Array]:
         """Load the model on the resolved device and classify ``(N, 224, 224, 3)`` uint8

@@ -6,12 +6,16 @@ import torch)::
     load_model(name, device="cpu") -> LoadedModel
     parse_model_name(name) -> ModelSpec            # validation without loading
     known_model_kinds() -> list[str]
-    predict(model, images, *, batch_size=64, precision="fp32", device=None) -> dict
+    predict(model, images, *, batch_size=64, precision="fp32", device=None,
+            engine="eager", compile=False, cache_dir=None, prefetch=None) -> dict
+    predict_stream(model, chunks, total, **same options) -> dict   # chunks from a generator
+    ENGINES = ("auto", "eager", "openvino")                        # vcrbench.models.engines
     predict_files(model_name, paths, *, device="auto", ...) -> list[dict]
     resolve_device("auto" | "cpu" | "cuda") -> torch.device
     decide_16(probabilities) -> (B,) int8;  CATEGORIES16;  category16_of_label(label)
 
-Model names, preprocessing per model: :mod:`vcrbench.models.registry`; loaders per source:
+Model names, preprocessing per model: :mod:`vcrbench.models.registry`; inference engines and
+their cache: :mod:`vcrbench.models.engines`; loaders per source:
 :mod:`~vcrbench.models.sources`, :mod:`~vcrbench.models.efficientnet_lite` and
 :mod:`~vcrbench.models.finetuned` (the checkpoints the training package writes).
 
@@ -25,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vcrbench.data.imagenet16 import CATEGORIES16, category16_of_label, decide_16
+    from vcrbench.models.engines import ENGINES
     from vcrbench.models.inference import (
         format_predictions,
         predict,
         predict_files,
+        predict_stream,
         resolve_device,
     )
     from vcrbench.models.preprocess import Preprocessing
@@ -45,9 +51,11 @@ _WHERE = {
     "CATEGORIES16": "vcrbench.data.imagenet16",
     "category16_of_label": "vcrbench.data.imagenet16",
     "decide_16": "vcrbench.data.imagenet16",
+    "ENGINES": "vcrbench.models.engines",
     "format_predictions": "vcrbench.models.inference",
     "predict": "vcrbench.models.inference",
     "predict_files": "vcrbench.models.inference",
+    "predict_stream": "vcrbench.models.inference",
     "resolve_device": "vcrbench.models.inference",
     "Preprocessing": "vcrbench.models.preprocess",
     "MODEL_FORMS": "vcrbench.models.registry",
@@ -59,6 +67,7 @@ _WHERE = {
 }
 __all__ = [
     "CATEGORIES16",
+    "ENGINES",
     "MODEL_FORMS",
     "LoadedModel",
     "ModelSpec",
@@ -71,6 +80,7 @@ __all__ = [
     "parse_model_name",
     "predict",
     "predict_files",
+    "predict_stream",
     "resolve_device",
 ]
 

@@ -7,17 +7,30 @@ Decisions per image:
 - ``top1_16``: :func:`vcrbench.data.imagenet16.decide_16` of the softmax probabilities (int8,
   0..15).
 
-On the CPU the results are bit-identical across re-runs with the same torch build and thread
-count (eval mode, ``torch.inference_mode``, fixed batch order). On CUDA, cuDNN may pick
-different convolution algorithms between runs; decisions rarely differ.
+The forward pass runs on an engine (:mod:`vcrbench.models.engines`): eager PyTorch (the
+reference, optionally compiled by ``torch.compile``) or OpenVINO on the CPU. Around it, per
+batch: the host part (regroup the uint8 images into a contiguous batch, pin it for a GPU) runs
+in a loader thread when ``prefetch`` is on (by default on CUDA), overlapped with the previous
+batch's forward pass; then the copy to the device (asynchronous from pinned memory), the
+uint8 -> float conversion, the model's preprocessing, the forward pass (bf16 autocast on CUDA if
+asked for, channels-last for eager), the float32 softmax and the decisions. Batches stay in
+order, so the results do not depend on ``prefetch``.
+
+On the CPU the results are bit-identical across re-runs with the same torch / OpenVINO build
+and thread count (eval mode, ``torch.inference_mode``, fixed batch order); OpenVINO's are also
+independent of the batch size. On CUDA, cuDNN may pick different convolution algorithms between
+runs; decisions rarely differ.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+import queue
+import threading
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -25,10 +38,12 @@ import torch
 from vcrbench.core.progress import Progress
 from vcrbench.data.imagenet16 import CATEGORIES16, decide_16
 from vcrbench.errors import VcrbenchError
+from vcrbench.models.engines import check_engine, engine_for
 from vcrbench.models.preprocess import apply_preprocessing, as_uint8_batch
 from vcrbench.models.registry import LoadedModel, load_model
 
 PRECISIONS = ("fp32", "bf16")
+T = TypeVar("T")
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -57,6 +72,10 @@ def predict(
     batch_size: int = 64,
     precision: str = "fp32",
     device: torch.device | str | None = None,
+    engine: str = "eager",
+    compile: bool = False,
+    cache_dir: str | Path | None = None,
+    prefetch: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """Classify uint8 images, (N, 224, 224, 3) or (N, 3, 224, 224), numpy or torch.
 
@@ -66,56 +85,172 @@ def predict(
         batch_size: images per forward pass.
         precision: ``"fp32"``, or ``"bf16"`` (autocast; CUDA only, a VcrbenchError on CPU).
         device: where to run; None: the model's device. The model is moved there if needed.
+        engine: ``"eager"`` (the reference), ``"openvino"`` or ``"auto"``
+            (:mod:`vcrbench.models.engines`).
+        compile: wrap the eager module in ``torch.compile``.
+        cache_dir: where converted models are cached (default
+            :func:`vcrbench.models.engines.default_cache_dir`).
+        prefetch: prepare the next batch on the host (copy, pin) in a loader thread while the
+            current one runs; None: on CUDA only. Results are the same either way.
 
     Returns:
         ``{"top1": int16 (N,), "top1_16": int8 (N,), "p_top1": float32 (N,)}``.
     """
+    batch = as_uint8_batch(images)
+    n = batch.shape[0]
+    size = _check_batch_size(batch_size)
+    chunks = (batch[start : start + size] for start in range(0, n, size))
+    return predict_stream(
+        model, chunks, n, batch_size=size, precision=precision, device=device, engine=engine,
+        compile=compile, cache_dir=cache_dir, prefetch=prefetch,
+    )
+
+
+def predict_stream(
+    model: LoadedModel,
+    chunks: Iterable[np.ndarray | torch.Tensor],
+    total: int,
+    *,
+    batch_size: int = 64,
+    precision: str = "fp32",
+    device: torch.device | str | None = None,
+    engine: str = "eager",
+    compile: bool = False,
+    cache_dir: str | Path | None = None,
+    prefetch: bool | None = None,
+) -> dict[str, np.ndarray]:
+    """:func:`predict` on image chunks from an iterable, e.g. a generator that decodes or
+    corrupts them: with ``prefetch`` the generator runs in the loader thread, overlapped with the
+    forward passes. Chunks of any length are regrouped into batches of ``batch_size`` in order;
+    each chunk is copied, so a producer may reuse its buffer. ``total``: the number of images
+    expected (for the progress lines). Arguments and result as in :func:`predict`.
+    """
     if precision not in PRECISIONS:
         raise VcrbenchError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
-    if int(batch_size) < 1:
-        raise VcrbenchError(f"batch_size must be at least 1, got {batch_size}")
+    size = _check_batch_size(batch_size)
+    check_engine(engine)
     target = model.device if device is None else torch.device(device)
     if precision == "bf16" and target.type != "cuda":
         raise VcrbenchError("precision bf16 needs a CUDA device; use precision fp32 on the CPU")
     if model.device != target:
         model.module.to(target)
     model.module.eval()
-    # Channels-last roughly doubles CPU convolution throughput (benchmarks/bench_inference.py);
-    # modules with lazy, still uninitialised parameters keep their layout.
-    if not any(
-        isinstance(p, torch.nn.parameter.UninitializedParameter) for p in model.module.parameters()
-    ):
-        model.module.to(memory_format=torch.channels_last)
-    batch = as_uint8_batch(images)
-    n = batch.shape[0]
-    top1 = np.empty(n, np.int16)
-    top1_16 = np.empty(n, np.int8)
-    p_top1 = np.empty(n, np.float32)
+    runner = engine_for(model, target, engine, compile=compile, cache_dir=cache_dir)
+    pin = target.type == "cuda"
+    batches = host_batches(chunks, size, pin=pin)
+    if prefetch if prefetch is not None else target.type == "cuda":
+        batches = in_thread(batches)
     autocast = (
         torch.autocast("cuda", dtype=torch.bfloat16)
-        if precision == "bf16"
+        if precision == "bf16" and runner.autocast_ok
         else contextlib.nullcontext()
     )
-    progress = Progress(f"predict {model.name}", n, "images")
-    with torch.inference_mode():
-        for start in range(0, n, int(batch_size)):
-            stop = min(n, start + int(batch_size))
-            x = batch[start:stop].contiguous().to(target).float().div_(255.0)
+    top1: list[np.ndarray] = []
+    top1_16: list[np.ndarray] = []
+    p_top1: list[np.ndarray] = []
+    progress = Progress(f"predict {model.name}", total, "images")
+    with contextlib.closing(batches), torch.inference_mode():
+        for host in batches:
+            x = host.to(target, non_blocking=pin).float().div_(255.0)
             x = apply_preprocessing(model.preprocessing, x)
-            if x.dim() == 4:
-                x = x.contiguous(memory_format=torch.channels_last)
             with autocast:
-                logits = model.module(x)
-            if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (stop - start, 1000):
+                logits = runner.forward(x)
+            if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (len(host), 1000):
                 shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits)
                 raise VcrbenchError(f"model {model.name}: expected (B, 1000) logits, got {shape}")
             probabilities = torch.softmax(logits.float(), dim=1)
             p, index = probabilities.max(dim=1)
-            top1[start:stop] = index.cpu().numpy()
-            p_top1[start:stop] = p.cpu().numpy()
-            top1_16[start:stop] = decide_16(probabilities.cpu().numpy())
-            progress.advance(stop - start)
-    return {"top1": top1, "top1_16": top1_16, "p_top1": p_top1}
+            top1.append(index.cpu().numpy().astype(np.int16))
+            p_top1.append(p.cpu().numpy().astype(np.float32))
+            top1_16.append(decide_16(probabilities.cpu().numpy()).astype(np.int8))
+            progress.advance(len(host))
+    return {
+        "top1": np.concatenate(top1) if top1 else np.empty(0, np.int16),
+        "top1_16": np.concatenate(top1_16) if top1_16 else np.empty(0, np.int8),
+        "p_top1": np.concatenate(p_top1) if p_top1 else np.empty(0, np.float32),
+    }
+
+
+def _check_batch_size(batch_size: int) -> int:
+    if int(batch_size) < 1:
+        raise VcrbenchError(f"batch_size must be at least 1, got {batch_size}")
+    return int(batch_size)
+
+
+def host_batches(
+    chunks: Iterable[np.ndarray | torch.Tensor], batch_size: int, *, pin: bool = False
+) -> Iterator[torch.Tensor]:
+    """Regroup uint8 image chunks into contiguous uint8 (B, 3, H, W) batches of ``batch_size``
+    (the last may be smaller), in order. Each batch is a new tensor the chunks are copied into
+    (so a producer may reuse its buffer), in pinned (page-locked) memory with ``pin``, for
+    asynchronous copies to a GPU."""
+    batch: torch.Tensor | None = None
+    count = 0
+    for chunk in chunks:
+        x = as_uint8_batch(chunk)
+        while x.shape[0]:
+            if batch is None:
+                batch = torch.empty((batch_size, *x.shape[1:]), dtype=torch.uint8,
+                                    device=x.device)
+                if pin and batch.device.type == "cpu":
+                    batch = batch.pin_memory()
+                count = 0
+            if x.shape[1:] != batch.shape[1:]:
+                raise VcrbenchError(
+                    f"images of one batch must have one size, got {tuple(x.shape[1:])} after "
+                    f"{tuple(batch.shape[1:])}"
+                )
+            take = min(batch_size - count, x.shape[0])
+            batch[count : count + take].copy_(x[:take])
+            count += take
+            x = x[take:]
+            if count == batch_size:
+                yield batch
+                batch = None
+    if batch is not None:
+        yield batch[:count]
+
+
+def in_thread(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
+    """Iterate ``items`` in a loader thread, at most ``depth`` items ahead, in order.
+
+    An exception of the producer is raised here; closing the generator (or an exception in the
+    consumer) stops the thread.
+    """
+    buffer: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(message: tuple) -> bool:
+        while not stop.is_set():
+            try:
+                buffer.put(message, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as error:  # handed to the consumer, raised there
+            put(("error", error))
+
+    thread = threading.Thread(target=work, name="vcrbench-loader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, item = buffer.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def prepare_file(path: str | Path) -> np.ndarray:
@@ -133,8 +268,11 @@ def predict_files(
     device: str = "auto",
     batch_size: int = 64,
     precision: str = "fp32",
+    engine: str = "eager",
+    cache_dir: str | Path | None = None,
 ) -> list[dict]:
-    """Classify image files with the pipeline's preparation (short side 256, centre crop 224).
+    """Classify image files with the pipeline's preparation (short side 256, centre crop 224),
+    on ``engine`` (as in :func:`predict`).
 
     Returns one record per file: ``image`` (the path), ``top1`` (label index), ``wnid``, ``name``,
     ``p_top1``, ``top1_16`` (0..15) and ``category16`` (its name).
@@ -146,7 +284,8 @@ def predict_files(
     images = np.stack([prepare_file(p) for p in paths])
     torch_device = resolve_device(device)
     model = load_model(model_name, torch_device)
-    out = predict(model, images, batch_size=batch_size, precision=precision, device=torch_device)
+    out = predict(model, images, batch_size=batch_size, precision=precision, device=torch_device,
+                  engine=engine, cache_dir=cache_dir)
     records = []
     for i, path in enumerate(paths):
         label = int(out["top1"][i])

@@ -119,12 +119,15 @@ class LoadedModel:
         preprocessing: :class:`~vcrbench.models.preprocess.Preprocessing` or a callable on a
             (B, 3, 224, 224) float [0, 1] tensor.
         description: one line saying what was loaded (weights, source).
+        engines: the inference engines built for it so far (:func:`vcrbench.models.engines.
+            engine_for` keeps them here to reuse them).
     """
 
     name: str
     module: torch.nn.Module
     preprocessing: PreprocessFn
     description: str
+    engines: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def device(self) -> torch.device:
