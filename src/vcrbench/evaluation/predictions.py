@@ -77,14 +77,16 @@ class Inference:
                    bool(inference.get("compile", False)), cache_dir)
 
     def decisions(self, images: np.ndarray) -> dict[str, pa.Array]:
-        """Load the model on the resolved device and classify ``(N, 224, 224, 3)`` uint8
-        images: the decision columns of the module docstring."""
+        """Load the model on the resolved device (once per process) and classify
+        ``(N, 224, 224, 3)`` uint8 images on the configured engine: the decision columns of the
+        module docstring."""
         from vcrbench.models import predict, resolve_device
 
         device = resolve_device(self.device)
         model = _loaded_model(self.model, str(device), self.models_dir)
         decisions = predict(
-            model, images, batch_size=self.batch_size, precision=self.precision, device=device
+            model, images, batch_size=self.batch_size, precision=self.precision, device=device,
+            engine=self.engine, compile=self.compile, cache_dir=self.cache_dir,
         )
         return _decision_columns(decisions)
 

@@ -135,7 +135,14 @@ def compared(config) -> dict:
 def test_no_comparison_by_default(config):
     assert validate_config({})["reva"]["comparison"] == {
         "methods": {}, "baselines": [], "transfer_from": None, "alternative": "two-sided"}
+    del config["reva"]["comparison"]  # the shipped sample compares its four methods
     assert reva_plan(validate_config(config)).comparison is None
+
+
+def test_the_shipped_sample_compares_the_four_methods(config):
+    plan = reva_plan(validate_config(config)).comparison
+    assert list(plan.methods) == ["Standard", "AugMix", "REVa⁻", "REVa"]
+    assert plan.transfer_from == "Standard"
 
 
 def test_the_comparison_plan_names_its_methods_baselines_and_transfer_source(compared):
