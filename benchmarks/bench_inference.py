@@ -48,6 +48,13 @@ AGREEMENT_CORRUPTIONS = ("gaussian_noise", "gaussian_blur")
 AGREEMENT_SEED = 22
 
 
+def engine_options(engine: str) -> dict:
+    """``predict`` keywords of a name of ``--engines`` (``eager+compile``: torch.compile)."""
+    if engine == "eager+compile":
+        return {"engine": "eager", "compile": True}
+    return {"engine": engine}
+
+
 def random_images(n: int) -> np.ndarray:
     return np.random.default_rng(0).integers(0, 256, (n, 224, 224, 3), dtype=np.uint8)
 
@@ -62,14 +69,14 @@ def throughput(
     options = {"batch_size": batch_size, "precision": precision, "device": device,
                "cache_dir": cache_dir}
     for engine in engines:  # warm-up: builds (converts, or loads the cached) engine
-        predict(model, images[:batch_size], engine=engine, **options)
+        predict(model, images[:batch_size], **engine_options(engine), **options)
     times: dict[str, list[float]] = {engine: [] for engine in engines}
     for _ in range(rounds):
         for engine in engines:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-            predict(model, images, engine=engine, **options)
+            predict(model, images, **engine_options(engine), **options)
             if device.type == "cuda":
                 torch.cuda.synchronize()
             times[engine].append(time.perf_counter() - start)
@@ -88,7 +95,8 @@ def peak_rss_mb(name: str, engine: str, args: argparse.Namespace, threads: int) 
         f"torch.set_num_threads({threads})\n"
         f"model = load_model({name!r}, {args.device!r})\n"
         f"predict(model, random_images({args.images}), batch_size={args.batch_size}, "
-        f"precision={args.precision!r}, engine={engine!r}, cache_dir={args.cache_dir!r})\n"
+        f"precision={args.precision!r}, cache_dir={args.cache_dir!r}, "
+        f"**{engine_options(engine)!r})\n"
         "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
     )
     out = subprocess.run(
@@ -148,8 +156,8 @@ def agreement(
             if engine == "eager":
                 continue
             start = time.perf_counter()
-            other = predict(model, images, batch_size=batch_size, engine=engine,
-                            cache_dir=cache_dir)
+            other = predict(model, images, batch_size=batch_size, cache_dir=cache_dir,
+                            **engine_options(engine))
             seconds = time.perf_counter() - start
             differ = np.flatnonzero(other["top1"] != eager["top1"])
             differ16 = int((other["top1_16"] != eager["top1_16"]).sum())
@@ -177,7 +185,7 @@ def sample_accuracy(
     _, images, labels = sample_images()
     out = predict(
         load_model(name, device), images, batch_size=batch_size, precision=precision,
-        device=device, engine=engine, cache_dir=cache_dir,
+        device=device, cache_dir=cache_dir, **engine_options(engine),
     )
     category = label_to_category16()[labels]
     in16 = category >= 0
@@ -189,7 +197,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=LITES)
     parser.add_argument("--engines", default="eager",
-                        help="comma-separated: eager, openvino, auto (eager is the reference)")
+                        help="comma-separated: eager, openvino, auto, eager+compile "
+                        "(torch.compile); eager is the reference")
     parser.add_argument("--device", default="cpu", help="auto | cpu | cuda")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     parser.add_argument("--threads", default="2", help="torch CPU threads, comma-separated")
