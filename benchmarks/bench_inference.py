@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -207,8 +208,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per engine")
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS processes")
     parser.add_argument("--cache-dir", default=None,
-                        help="engine cache (default: a temporary folder, so the first "
-                        "warm-up call converts)")
+                        help="engine cache (default: a temporary folder, removed at the end, "
+                        "so the first warm-up call converts)")
     parser.add_argument("--agreement", action="store_true",
                         help=f"compare the engines with eager on {SAMPLE} and a corrupted shard")
     parser.add_argument("--corrupted", type=int, default=400,
@@ -217,6 +218,7 @@ def main() -> None:
         "--accuracy", action="store_true", help=f"also measure accuracy on {SAMPLE}"
     )
     args = parser.parse_args()
+    temporary_cache = args.cache_dir is None
     args.cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="vcrbench-engines-")
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     thread_counts = [int(t) for t in args.threads.split(",")]
@@ -260,7 +262,10 @@ def main() -> None:
                 "corrupted shard": corrupted_shard(clean, args.corrupted)}
         for name in args.models:
             agreement(name, engines, sets, args.batch_size, args.cache_dir)
-    print("\n" + json.dumps({"cache_dir": args.cache_dir}))
+    if temporary_cache:
+        shutil.rmtree(args.cache_dir, ignore_errors=True)
+    else:
+        print("\n" + json.dumps({"cache_dir": args.cache_dir}))
 
 
 if __name__ == "__main__":
