@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,13 @@ AGREEMENT_CORRUPTIONS = ("gaussian_noise", "gaussian_blur")
 AGREEMENT_SEED = 22
 
 
+def engine_options(engine: str) -> dict:
+    """``predict`` keywords of a name of ``--engines`` (``eager+compile``: torch.compile)."""
+    if engine == "eager+compile":
+        return {"engine": "eager", "compile": True}
+    return {"engine": engine}
+
+
 def random_images(n: int) -> np.ndarray:
     return np.random.default_rng(0).integers(0, 256, (n, 224, 224, 3), dtype=np.uint8)
 
@@ -62,14 +70,14 @@ def throughput(
     options = {"batch_size": batch_size, "precision": precision, "device": device,
                "cache_dir": cache_dir}
     for engine in engines:  # warm-up: builds (converts, or loads the cached) engine
-        predict(model, images[:batch_size], engine=engine, **options)
+        predict(model, images[:batch_size], **engine_options(engine), **options)
     times: dict[str, list[float]] = {engine: [] for engine in engines}
     for _ in range(rounds):
         for engine in engines:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-            predict(model, images, engine=engine, **options)
+            predict(model, images, **engine_options(engine), **options)
             if device.type == "cuda":
                 torch.cuda.synchronize()
             times[engine].append(time.perf_counter() - start)
@@ -88,7 +96,8 @@ def peak_rss_mb(name: str, engine: str, args: argparse.Namespace, threads: int) 
         f"torch.set_num_threads({threads})\n"
         f"model = load_model({name!r}, {args.device!r})\n"
         f"predict(model, random_images({args.images}), batch_size={args.batch_size}, "
-        f"precision={args.precision!r}, engine={engine!r}, cache_dir={args.cache_dir!r})\n"
+        f"precision={args.precision!r}, cache_dir={args.cache_dir!r}, "
+        f"**{engine_options(engine)!r})\n"
         "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
     )
     out = subprocess.run(
@@ -148,8 +157,8 @@ def agreement(
             if engine == "eager":
                 continue
             start = time.perf_counter()
-            other = predict(model, images, batch_size=batch_size, engine=engine,
-                            cache_dir=cache_dir)
+            other = predict(model, images, batch_size=batch_size, cache_dir=cache_dir,
+                            **engine_options(engine))
             seconds = time.perf_counter() - start
             differ = np.flatnonzero(other["top1"] != eager["top1"])
             differ16 = int((other["top1_16"] != eager["top1_16"]).sum())
@@ -177,7 +186,7 @@ def sample_accuracy(
     _, images, labels = sample_images()
     out = predict(
         load_model(name, device), images, batch_size=batch_size, precision=precision,
-        device=device, engine=engine, cache_dir=cache_dir,
+        device=device, cache_dir=cache_dir, **engine_options(engine),
     )
     category = label_to_category16()[labels]
     in16 = category >= 0
@@ -189,7 +198,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=LITES)
     parser.add_argument("--engines", default="eager",
-                        help="comma-separated: eager, openvino, auto (eager is the reference)")
+                        help="comma-separated: eager, openvino, auto, eager+compile "
+                        "(torch.compile); eager is the reference")
     parser.add_argument("--device", default="cpu", help="auto | cpu | cuda")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     parser.add_argument("--threads", default="2", help="torch CPU threads, comma-separated")
@@ -198,8 +208,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per engine")
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS processes")
     parser.add_argument("--cache-dir", default=None,
-                        help="engine cache (default: a temporary folder, so the first "
-                        "warm-up call converts)")
+                        help="engine cache (default: a temporary folder, removed at the end, "
+                        "so the first warm-up call converts)")
     parser.add_argument("--agreement", action="store_true",
                         help=f"compare the engines with eager on {SAMPLE} and a corrupted shard")
     parser.add_argument("--corrupted", type=int, default=400,
@@ -208,6 +218,7 @@ def main() -> None:
         "--accuracy", action="store_true", help=f"also measure accuracy on {SAMPLE}"
     )
     args = parser.parse_args()
+    temporary_cache = args.cache_dir is None
     args.cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="vcrbench-engines-")
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     thread_counts = [int(t) for t in args.threads.split(",")]
@@ -251,7 +262,10 @@ def main() -> None:
                 "corrupted shard": corrupted_shard(clean, args.corrupted)}
         for name in args.models:
             agreement(name, engines, sets, args.batch_size, args.cache_dir)
-    print("\n" + json.dumps({"cache_dir": args.cache_dir}))
+    if temporary_cache:
+        shutil.rmtree(args.cache_dir, ignore_errors=True)
+    else:
+        print("\n" + json.dumps({"cache_dir": args.cache_dir}))
 
 
 if __name__ == "__main__":
