@@ -45,6 +45,12 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "data" / "imagenet-sample"
 
 
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process and its finished children, MB."""
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -223,12 +229,13 @@ def through_snakemake(args: argparse.Namespace) -> None:
         targets = [f"results/bench/rates/{slug}/{c}.parquet" for c in args.corruptions]
         command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
                    "--directory", str(work), "--configfile", str(config), "--cores",
-                   str(args.cores), "--quiet", *targets]
+                   str(args.cores), *targets]
         for pair in args.config:
             command += ["--config", pair]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), children_cpu_seconds()
         result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
         pipeline = time.perf_counter() - start
+        pipeline_cpu = children_cpu_seconds() - cpu
         if result.returncode != 0:
             raise SystemExit(result.stdout[-3000:] + result.stderr[-3000:])
         results = work / "results" / "bench"
@@ -236,20 +243,22 @@ def through_snakemake(args: argparse.Namespace) -> None:
         n_forward = args.n * len(args.corruptions) + args.images
         payload = json.dumps([[str(f) for f in files], n_forward, args.cores, args.batch,
                               args.model])
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), children_cpu_seconds()
         eager = subprocess.run([sys.executable, "-c", EAGER_BASELINE, payload], cwd=REPO,
                                capture_output=True, text=True, env={**os.environ})
         eager_wall = time.perf_counter() - start
+        eager_cpu = children_cpu_seconds() - cpu
         if eager.returncode != 0:
             raise SystemExit(eager.stderr[-3000:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"pipeline through the per-bin rates: {pipeline:.1f} s wall "
+    print(f"pipeline through the per-bin rates: {pipeline:.1f} s wall, {pipeline_cpu:.1f} CPU-s "
           f"({len(args.corruptions)} corruptions x {args.n} samples + {args.images} clean "
           f"images, {args.model}, --cores {args.cores}, results {size / 1e6:.1f} MB)")
     print(f"eager PyTorch, the same {n_forward} forward passes with decoding, "
-          f"{args.cores} threads: {eager_wall:.1f} s wall")
-    print(f"ratio pipeline / eager: {pipeline / eager_wall:.2f}")
+          f"{args.cores} threads: {eager_wall:.1f} s wall, {eager_cpu:.1f} CPU-s")
+    print(f"ratio pipeline / eager: {pipeline / eager_wall:.2f} wall, "
+          f"{pipeline_cpu / eager_cpu:.2f} CPU time")
 
 
 def key_value(text: str) -> tuple[str, object]:
