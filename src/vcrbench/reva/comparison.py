@@ -75,6 +75,7 @@ from vcrbench.reva.relative_errors import (
     mean_error,
     unnormalised_corruption_error,
 )
+from vcrbench.reva.report import interval_text
 from vcrbench.reva.signed_rank import signed_rank_test
 
 #: Settings of the errors table, in order; the means of each (``perturbation``).
@@ -299,15 +300,6 @@ def comparison_tables(
     return tables, text
 
 
-def _ci(value: float | None, lo: float | None, hi: float | None) -> str:
-    """``value [lo, hi]`` with 3 decimals (the other reports' format); "undefined" for None."""
-    if value is None:
-        return "undefined"
-    if lo is None or hi is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
-
-
 def _signed(value: float | None, lo: float | None, hi: float | None) -> str:
     if value is None:
         return "–"
@@ -327,7 +319,7 @@ def comparison_text(tables: Mapping[str, pa.Table], *, methods: Mapping[str, str
 
     def cell(method, kind, perturbation):
         r = by.get((method, kind, perturbation))
-        return _ci(r["value"], r["lo"], r["hi"]) if r else "–"
+        return interval_text(r["value"], r["lo"], r["hi"]) if r else "–"
 
     n_images = next((r["n_images"] for r in errors if r["kind"] == "clean"), 0)
     lines = ["# REVa: comparison of training methods", "",
@@ -397,14 +389,14 @@ def _vcr_text(rows: list[dict], methods: Mapping[str, str]) -> list[str]:
         lines += ["", f"## VCR: {title} per corruption", ""]
         lines += markdown_table(
             ["method", *corruptions],
-            ([m, *(_ci(by[(m, c)]["R"], by[(m, c)]["R_lo"], by[(m, c)]["R_hi"])
+            ([m, *(interval_text(by[(m, c)]["R"], by[(m, c)]["R_lo"], by[(m, c)]["R_hi"])
                    if (m, c) in by else "–" for c in corruptions)] for m in methods))
     human = [r for r in rows if r["HMRI"] is not None or r["MRSI"] is not None]
     if human:
         lines += ["", "## VCR: human comparison (HMRI, MRSI; 16 classes)", ""]
         lines += markdown_table(
             ["method", "corruption", "metric", "HMRI", "MRSI"],
-            ([r["method"], r["corruption"], r["metric"], _ci(r["HMRI"], r["HMRI_lo"],
+            ([r["method"], r["corruption"], r["metric"], interval_text(r["HMRI"], r["HMRI_lo"],
                                                             r["HMRI_hi"]),
-              _ci(r["MRSI"], r["MRSI_lo"], r["MRSI_hi"])] for r in human))
+              interval_text(r["MRSI"], r["MRSI_lo"], r["MRSI_hi"])] for r in human))
     return lines

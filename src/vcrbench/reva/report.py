@@ -112,7 +112,7 @@ def _number(x: float | None) -> str:
     return "undefined" if x is None else f"{x:.3f}"
 
 
-def _ci(value: float | None, lo: float | None, hi: float | None) -> str:
+def interval_text(value: float | None, lo: float | None, hi: float | None) -> str:
     """``value [lo, hi]`` with 3 decimals (the other reports' format); "undefined" for None."""
     if value is None:
         return "undefined"
@@ -154,9 +154,9 @@ def _weak_vs_all(rows: list[dict]) -> list[str]:
     lines = ["### R_a on the weak-robust set and on all evaluation images", ""]
     lines += markdown_table(
         ["corruption", "R_a (weak)", "R_a (all)", "difference", "lower on weak", "note"],
-        ([r["corruption"], _ci(r["R_weak"], r["R_weak_lo"], r["R_weak_hi"]),
-          _ci(r["R_all"], r["R_all_lo"], r["R_all_hi"]),
-          _ci(r["difference"], r["difference_lo"], r["difference_hi"]),
+        ([r["corruption"], interval_text(r["R_weak"], r["R_weak_lo"], r["R_weak_hi"]),
+          interval_text(r["R_all"], r["R_all_lo"], r["R_all_hi"]),
+          interval_text(r["difference"], r["difference_lo"], r["difference_hi"]),
           {True: "yes", False: "not shown", None: "–"}[r["lower_on_weak"]], _cell(r["note"])]
          for r in rows),
     )
@@ -180,7 +180,7 @@ def _errors(rows: list[dict]) -> list[str]:
                           if r is not None and r["note"])
         weak = found[0]
         table.append([perturbation, kind, first["category"] or "–",
-                      *(_ci(r["error"], r["error_lo"], r["error_hi"]) if r else "–"
+                      *(interval_text(r["error"], r["error_lo"], r["error_hi"]) if r else "–"
                         for r in found),
                       _number(weak["dv_median"]) if weak and weak["dv_median"] is not None
                       else "–", _cell(notes)])
@@ -203,7 +203,8 @@ def _relative(rows: list[dict], group_rows: list[dict], groups: Mapping) -> list
     lines += markdown_table(
         ["perturbation", "category", "measure", "relative error",
          *(headers[rule] + (" (chosen)" if rule == chosen else "") for rule in RULES), "note"],
-        ([r["perturbation"], r["category"], r["measure"], _ci(r["value"], r["lo"], r["hi"]),
+        ([r["perturbation"], r["category"], r["measure"],
+          interval_text(r["value"], r["lo"], r["hi"]),
           *(_verdict(flag.get((r["kind"], r["perturbation"], r["measure"], rule)))
             for rule in RULES), _cell(r["note"])] for r in rows),
     )
@@ -223,7 +224,7 @@ def _sentence(measure: str, category: str, members: list[dict], flag: Mapping, r
     def verdict(r):
         return flag.get((r["kind"], r["perturbation"], r["measure"], rule))
 
-    weak = [f"{r['perturbation']} ({_ci(r['value'], r['lo'], r['hi'])})" for r in members
+    weak = [f"{r['perturbation']} ({interval_text(r['value'], r['lo'], r['hi'])})" for r in members
             if verdict(r) is True]
     robust = [r["perturbation"] for r in members if verdict(r) is False]
     unknown = [r["perturbation"] for r in members if verdict(r) is None]
