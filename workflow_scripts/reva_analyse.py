@@ -23,7 +23,8 @@ with job(snakemake.log[0], snakemake.threads, "reva_analyse") as log:
     clean, neighbours = analyse_pool(
         shard, model, epsilon=analyser["epsilon"], n=analyser["neighbours"], seed=params.seed,
         batch_size=params.inference["batch_size"], precision=params.inference["precision"],
-        device=device,
+        device=device, engine=params.inference["engine"],
+        cache_dir=params.inference["cache_dir"] or f"{params.models_dir}/engine-cache",
     )
     scores = resilience_table(shard, clean, neighbours, pool=params.pool,
                               score=analyser["score"],

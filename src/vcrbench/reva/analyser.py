@@ -53,12 +53,16 @@ def analyse_pool(
     batch_size: int = 64,
     precision: str = "fp32",
     device: str = "cpu",
+    engine: str = "eager",
+    cache_dir: str | None = None,
 ) -> tuple[pa.Table, pa.Table]:
     """Classify the clean pool images and their neighbours.
 
     Args:
         index: pool images (``data/index.parquet`` columns).
         model: a :class:`~vcrbench.models.registry.LoadedModel` on ``device``.
+        engine, cache_dir: what runs the forward passes (:func:`vcrbench.models.predict`;
+            the pipeline passes ``inference.engine``).
 
     Returns:
         ``clean`` (``image_id``, ``top1`` int16, ``p_top1`` float32: one row per image) and
@@ -83,7 +87,8 @@ def analyse_pool(
             for image, image_id in zip(images, ids[start:stop], strict=True)
         ])
         decided = predict(model, np.concatenate([images, neighbours]), batch_size=batch_size,
-                          precision=precision, device=device)
+                          precision=precision, device=device, engine=engine,
+                          cache_dir=cache_dir)
         k = stop - start
         clean_top1[start:stop] = decided["top1"][:k]
         clean_p[start:stop] = decided["p_top1"][:k]
