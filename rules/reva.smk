@@ -199,7 +199,9 @@ use rule predict_shard as reva_imagenet_c_predict_shard with:
             f"{REVA_DIR}/{{set}}/imagenet-c/predictions/{{model}}/{{corruption}}", REVA_IC_SHARDS
         ),
     log:
-        job_file(f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}", ".log"),
+        job_file(
+            f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}", ".log"
+        ),
     benchmark:
         job_file(
             f"{RESULTS}/benchmarks/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}",
