@@ -200,7 +200,8 @@ use rule predict_shard as reva_imagenet_c_predict_shard with:
         ),
     log:
         job_file(
-            f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}", ".log"
+            f"{RESULTS}/logs/reva/{{set}}/imagenet-c/predict/{{model}}/{{corruption}}",
+            ".log",
         ),
     benchmark:
         job_file(
