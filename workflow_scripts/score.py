@@ -5,24 +5,19 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.core.files import as_paths  # noqa: E402
 from vcrbench.core.jobs import job  # noqa: E402
 from vcrbench.core.tables import read_table, write_table  # noqa: E402
 from vcrbench.data.prepared import PreparedImages  # noqa: E402
 from vcrbench.evaluation.scoring import score_shard  # noqa: E402
 from vcrbench.models import resolve_device  # noqa: E402
 
-
-def listed(files):
-    """A named input or output as a list of paths."""
-    return [files] if isinstance(files, str) else list(files)
-
-
 with job(snakemake.log[0], snakemake.threads, "score") as log:
     inputs, params = snakemake.input, snakemake.params
     device = resolve_device(params.device)
     clean = PreparedImages(inputs.prepared, read_table(inputs.index))
-    outputs = listed(snakemake.output.scored)
-    for samples, scored in zip(listed(inputs.samples), outputs, strict=True):
+    outputs = as_paths(snakemake.output.scored)
+    for samples, scored in zip(as_paths(inputs.samples), outputs, strict=True):
         table = score_shard(
             read_table(samples),
             clean,

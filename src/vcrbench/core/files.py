@@ -42,3 +42,10 @@ def atomic_write(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def as_paths(files: str | os.PathLike | list) -> list[str]:
+    """A Snakemake named input or output (one path, or a list of them) as a list of paths."""
+    if isinstance(files, (str, os.PathLike)):
+        return [str(files)]
+    return [str(f) for f in files]

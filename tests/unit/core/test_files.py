@@ -106,3 +106,13 @@ def test_atomic_write_creates_the_folder_and_replaces_an_old_file(tmp_path):
         tmp.write_text("two")
     assert path.read_text() == "two"
     assert [p.name for p in path.parent.iterdir()] == ["note.txt"]
+
+
+def test_as_paths_takes_one_path_or_a_list():
+    from pathlib import Path
+
+    from vcrbench.core.files import as_paths
+
+    assert as_paths("a/b.parquet") == ["a/b.parquet"]
+    assert as_paths(Path("a/b.parquet")) == ["a/b.parquet"]
+    assert as_paths(["x", Path("y")]) == ["x", "y"]
