@@ -285,7 +285,7 @@ rule reva_report:
         mem_mb=4000,
         runtime=30,
     params:
-        models=MODELS,
+        models=REVA_MODELS,
         inputs=reva_inputs() if REVA_PLAN else {},
         groups=REVA["groups"],
         categories=reva_categories(),
@@ -342,7 +342,7 @@ use rule figure_base as figure_reva_weak_vs_all with:
         f"{RESULTS}/logs/figures/reva-weak-vs-all.log",
     params:
         script="figure_reva_weak_vs_all",
-        models=list(MODELS.values()),
+        models=list(REVA_MODELS.values()),
 
 
 use rule figure_base as figure_reva_relative_errors with:
@@ -355,7 +355,7 @@ use rule figure_base as figure_reva_relative_errors with:
         f"{RESULTS}/logs/figures/reva-relative-errors.log",
     params:
         script="figure_reva_relative_errors",
-        models=list(MODELS.values()),
+        models=list(REVA_MODELS.values()),
 
 
 # The comparison of training methods (reva.comparison; REVa Tables 2-5) on the evaluation images.

@@ -25,6 +25,12 @@ REVA_IC_CORRUPTIONS = (
     else []
 )
 REVA_ATTACKS = list(REVA_PLAN.attacks) if REVA_PLAN else []
+# The models part 1 validates (reva.models; all of the run's by default): slug -> name.
+REVA_MODELS = {
+    slug: name
+    for slug, name in MODELS.items()
+    if REVA_PLAN and (REVA_PLAN.validated is None or name in REVA_PLAN.validated)
+}
 REVA_TABLES = ["errors", "relative-errors", "groups", "r-weak-vs-all"]
 # The comparison of training methods (reva.comparison; None: not configured).
 REVA_COMPARISON = REVA_PLAN.comparison if REVA_PLAN else None
@@ -103,9 +109,10 @@ def reva_clean_predictions(set_name, slug):
     return f"{RESULTS}/predictions/{slug}/clean.parquet"
 
 
-def reva_inputs():
+def reva_inputs(slugs=None):
     """model folder -> every table the REVa report reads for that model (a named mapping passed
-    to the script as a parameter and listed as input; vcrbench.reva.inputs reads it)."""
+    to the script as a parameter and listed as input; vcrbench.reva.inputs reads it), for the
+    model folders ``slugs`` (default: the validated models, REVA_MODELS)."""
 
     def source(slug):
         return SLUG[REVA_PLAN.source] if REVA_PLAN.source else slug
@@ -143,7 +150,7 @@ def reva_inputs():
             },
             "clean": {s: reva_clean_predictions(s, slug) for s in SETS},
         }
-        for slug in MODELS
+        for slug in (REVA_MODELS if slugs is None else slugs)
     }
 
 
@@ -169,7 +176,7 @@ def reva_comparison_inputs():
                 "scored": f"{REVA_DIR}/evaluation/attacks/{crafter}/{a}.parquet",
                 "predictions": reva_crafted_predictions(crafter, slug, a),
             }
-            for a in REVA_ATTACKS
+            for a in REVA_COMPARISON.attacks
         }
 
     def ic_shards(slug, c):
@@ -198,7 +205,7 @@ def reva_one_model(wildcards):
 
 def reva_model_inputs(wildcards):
     """The tables the REVa report reads for one model (as reva_inputs())."""
-    return {wildcards.model: reva_inputs()[wildcards.model]}
+    return reva_inputs([wildcards.model])
 
 
 def reva_model_files(wildcards):

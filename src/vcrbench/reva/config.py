@@ -33,12 +33,15 @@ class ComparisonPlan:
         transfer_from: the label whose model crafts the transferred attacks (None without
             attacks).
         alternative: of the signed-rank tests.
+        attacks: the attacks of ``reva.attacks.names`` the comparison crafts on every method
+            and transfers (``reva.comparison.attacks``; all of them by default).
     """
 
     methods: dict[str, str]
     baselines: list[str]
     transfer_from: str | None
     alternative: str
+    attacks: list[str] = field(default_factory=list)
 
     @property
     def source_model(self) -> str | None:
@@ -57,6 +60,8 @@ class RevaPlan:
         pool_size, evaluation_size, weak_size: images (from file names).
         attacks: attack name -> its parameters (defaults filled).
         source: the model transfer attacks are crafted on, None for white-box.
+        validated: the models part 1 tests on both sets and reports (``reva.models``; None =
+            every model of the run).
     """
 
     ranking_model: str
@@ -68,6 +73,7 @@ class RevaPlan:
     attacks: dict[str, dict[str, float]] = field(default_factory=dict)
     source: str | None = None
     comparison: ComparisonPlan | None = None
+    validated: list[str] | None = None
 
     def set_size(self, name: str) -> int:
         """Images of set ``weak`` or ``evaluation``."""
@@ -93,7 +99,9 @@ def reva_models(config: Mapping[str, Any]) -> list[str]:
     if not reva["enabled"]:
         return []
     compared = [m for m in reva["comparison"]["methods"].values() if isinstance(m, str)]
-    return [m for m in (ranking_model(config), reva["attacks"]["source"], *compared) if m]
+    validated = reva["models"] or []
+    return [m for m in (ranking_model(config), reva["attacks"]["source"], *compared, *validated)
+            if m]
 
 
 def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
@@ -165,16 +173,24 @@ def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
         raise VcrbenchError(f"config: reva.comparison.baselines {unknown} are not labels of "
                             f"reva.comparison.methods ({list(methods)})")
     transfer_from = section["transfer_from"]
-    if transfer_from is None and reva["attacks"]["names"]:
+    if transfer_from is None and (reva["attacks"]["names"] if section["attacks"] is None
+                                  else section["attacks"]):
         raise VcrbenchError(f"config: reva.comparison.transfer_from is not set; name the method "
                             f"whose model crafts the transferred attacks, among {list(methods)} "
                             "(the paper: the standard model)")
     if transfer_from is not None and transfer_from not in methods:
         raise VcrbenchError(f"config: reva.comparison.transfer_from {transfer_from!r} is not a "
                             f"label of reva.comparison.methods ({list(methods)})")
+    names = reva["attacks"]["names"]
+    attacks = names if section["attacks"] is None else list(section["attacks"])
+    unknown = [a for a in attacks if a not in names]
+    if unknown:
+        raise VcrbenchError(f"config: reva.comparison.attacks {unknown} are not in "
+                            f"reva.attacks.names {names}; the comparison uses a subset of the "
+                            "run's attacks: add them there or remove them here")
     return ComparisonPlan(methods=methods, baselines=baselines,
-                          transfer_from=transfer_from if reva["attacks"]["names"] else None,
-                          alternative=section["alternative"])
+                          transfer_from=transfer_from if attacks else None,
+                          alternative=section["alternative"], attacks=attacks)
 
 
 def _pool_entries(config: Mapping[str, Any]) -> tuple[str, list]:
@@ -240,6 +256,7 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
             f"the clean top-1 error), but {len(unlabelled)} have no ImageNet label (e.g. "
             f"{unlabelled[:3]}); point dataset at labelled images or set reva.enabled: false"
         )
+    validated = _validated_models(config)
     source, pool = _pool_entries(config)
     if reva["pool"] == "training":
         unlabelled = [e.image_id for e in pool if e.label < 0]
@@ -274,7 +291,32 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
         attacks=attacks,
         source=reva["attacks"]["source"],
         comparison=comparison_plan(config),
+        validated=validated,
     )
+
+
+def _validated_models(config: Mapping[str, Any]) -> list[str] | None:
+    """``reva.models`` checked: each parses, and the base of every fine-tuning entry with
+    method reva and targeted auto is among them (its part-1 groups choose the corruptions)."""
+    from vcrbench.models.registry import parse_model_name
+
+    names = config["reva"]["models"]
+    if names is None:
+        return None
+    for name in names:
+        try:
+            parse_model_name(name)
+        except VcrbenchError as error:
+            raise VcrbenchError(f"config: reva.models: {error}") from None
+    for entry in config["finetune"]:
+        targeted = entry.get("reva", {}).get("targeted", "auto")
+        if entry.get("method") == "reva" and targeted == "auto" and entry["base"] not in names:
+            raise VcrbenchError(
+                f"config: finetune entry {entry['name']!r} takes its targeted corruptions from "
+                f"REVa part 1 of its base {entry['base']!r} (reva.targeted: auto), but "
+                f"reva.models {names} does not validate it; add {entry['base']!r} to "
+                "reva.models or list the corruptions in reva.targeted")
+    return list(names)
 
 
 def check_reva(config: Mapping[str, Any]) -> None:

@@ -134,7 +134,8 @@ def compared(config) -> dict:
 
 def test_no_comparison_by_default(config):
     assert validate_config({})["reva"]["comparison"] == {
-        "methods": {}, "baselines": [], "transfer_from": None, "alternative": "two-sided"}
+        "methods": {}, "baselines": [], "transfer_from": None, "alternative": "two-sided",
+        "attacks": None}
     del config["reva"]["comparison"]  # the shipped sample compares its four methods
     assert reva_plan(validate_config(config)).comparison is None
 
@@ -168,6 +169,7 @@ def test_the_comparison_plan_names_its_methods_baselines_and_transfer_source(com
         ({"methods": {**COMPARED, "REVa": "nosuch:model"}}, ["reva.comparison.methods.REVa"]),
         ({"alternative": "greater"}, ["reva.comparison.alternative", "two-sided, less"]),
         ({"colour": "red"}, ["unknown key 'colour'", "reva.comparison"]),
+        ({"attacks": ["pgd", "cw"]}, ["reva.comparison.attacks ['cw']", "reva.attacks.names"]),
     ],
 )
 def test_a_wrong_comparison_is_refused_naming_its_key(compared, change, fragments):
@@ -183,3 +185,33 @@ def test_compared_entries_must_share_base_and_training_images(compared):
 def test_a_comparison_without_reva_enabled_is_refused(compared):
     compared["reva"]["enabled"] = False
     _refused(compared, "reva.enabled is false")
+
+
+def test_the_comparison_takes_every_run_attack_or_the_listed_subset(compared):
+    assert reva_plan(validate_config(compared)).comparison.attacks == [
+        "fgsm", "bim", "pgd", "rfgsm", "mifgsm", "uap"]  # the fixture sets no subset
+    compared["reva"]["comparison"]["attacks"] = ["uap", "fgsm"]
+    assert reva_plan(validate_config(compared)).comparison.attacks == ["uap", "fgsm"]
+    compared["reva"]["comparison"].update(attacks=[], transfer_from=None)
+    plan = reva_plan(validate_config(compared)).comparison
+    assert plan.attacks == [] and plan.transfer_from is None
+
+
+def test_part_one_validates_every_model_or_the_listed_ones(compared):
+    assert reva_plan(validate_config(compared)).validated == ["efficientnet-lite0"]  # the sample
+    del compared["reva"]["models"]
+    assert reva_plan(validate_config(compared)).validated is None
+    compared["reva"]["models"] = ["torchvision:resnet18"]
+    validated = validate_config(compared)
+    assert reva_plan(validated).validated == ["torchvision:resnet18"]
+    assert "torchvision:resnet18" in evaluated_models(validated)
+
+
+def test_validated_models_must_include_the_base_a_targeted_auto_entry_reads(compared):
+    compared["finetune"][-1]["method"] = "reva"  # targeted: auto by default
+    compared["reva"]["models"] = ["finetuned:standard"]
+    _refused(compared, "reva.models", "'efficientnet-lite0'", "reva.targeted")
+    compared["reva"]["models"] = ["efficientnet-lite0"]
+    assert reva_plan(validate_config(compared)).validated == ["efficientnet-lite0"]
+    compared["reva"]["models"] = ["nosuch:model"]
+    _refused(compared, "reva.models")
