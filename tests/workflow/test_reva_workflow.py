@@ -136,28 +136,48 @@ def test_remade_tables_have_the_same_bytes(reva_run, tmp_path):
         assert (copy / RESULTS / path).read_bytes() == before, path
 
 
-def test_a_comparison_of_training_methods_is_planned_into_the_reva_target(tmp_path,
-                                                                          imagenet_sample):
-    """A dry run of the tiny config with REVa part 2's four fine-tuned models (existing finetune
-    keys only) and their comparison lists the comparison, its figure, and the transferred
-    attacks: crafted once on the standard model and classified by each other method."""
+def _planned_comparison(folder: Path, **reva) -> dict[str, int]:
+    """Jobs per rule of a dry run of target reva: the tiny config with REVa part 2's four
+    fine-tuned models (existing finetune keys only), their comparison, and ``reva`` keys
+    replaced."""
     methods = {"Standard": "standard", "AugMix": "augmix", "REVa⁻": "reva-minus",
                "REVa": "reva"}
-    config = yaml.safe_load(_write_config(
-        tmp_path, comparison={"methods": {k: f"finetuned:{v}" for k, v in methods.items()},
-                              "baselines": ["Standard", "AugMix", "REVa⁻"],
-                              "transfer_from": "Standard"}).read_text())
+    comparison = {"methods": {k: f"finetuned:{v}" for k, v in methods.items()},
+                  "baselines": ["Standard", "AugMix", "REVa⁻"], "transfer_from": "Standard"}
+    comparison.update(reva.pop("comparison", {}))
+    config = yaml.safe_load(_write_config(folder, comparison=comparison, **reva).read_text())
     config["finetune"] = [{"name": name, "base": "efficientnet-lite0", "epochs": 1,
                            "train": config["reva"]["train"]} for name in methods.values()]
-    path = tmp_path / "config.yaml"
+    path = folder / "config.yaml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
     result = snakemake("reva", "--cores", "1", "--configfile", str(path), "-n", "--quiet",
-                       "rules", workdir=tmp_path)
+                       "rules", workdir=folder)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.M))
-    assert counts["reva_comparison"] == counts["figure_reva_comparison"] == "1"
+    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", result.stdout, re.M)}
+
+
+def test_a_comparison_of_training_methods_is_planned_into_the_reva_target(tmp_path,
+                                                                          imagenet_sample):
+    """The comparison, its figure, and the transferred attacks: crafted once on the standard
+    model and classified by each other method; part 1 validates all five models."""
+    counts = _planned_comparison(tmp_path)
+    assert counts["reva_comparison"] == counts["figure_reva_comparison"] == 1
     # 3 attacks crafted on the standard model, predicted by the 3 other methods
-    assert counts["reva_predict_crafted"] == "9"
+    assert counts["reva_predict_crafted"] == 9
+    # the weak set's Δv shards: 2 corruptions x 5 models (the base and the four methods)
+    assert counts["reva_predict_shard"] == 10
+
+
+def test_validated_models_and_compared_attacks_narrow_the_plan(tmp_path, imagenet_sample):
+    """reva.models: [the base] keeps the weak set to the base; comparison.attacks: [fgsm]
+    crafts FGSM alone on each method."""
+    counts = _planned_comparison(tmp_path, models=["efficientnet-lite0"],
+                                 comparison={"attacks": ["fgsm"]})
+    assert counts["reva_predict_shard"] == 2  # 2 corruptions x the base
+    assert counts["reva_predict_crafted"] == 3  # FGSM crafted on Standard, shown to 3 others
+    # the base's 3 attacks on both sets, and FGSM on each method's evaluation images
+    assert counts["reva_attack"] == 3 * 2 + 4
+    assert counts["reva_comparison"] == counts["reva_report"] == 1
 
 
 @pytest.mark.parametrize(
