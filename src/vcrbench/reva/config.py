@@ -112,7 +112,7 @@ def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
             ``reva.enabled``, has fewer than two methods, names a model that does not parse or
             a fine-tuning entry that does not exist, compares fine-tuned models of different
             bases or training images, gives a baseline or ``transfer_from`` that is not a
-            method, or lacks them.
+            method, or lacks them, or lists an attack outside ``reva.attacks.names``.
     """
     from vcrbench.models.registry import parse_model_name
 
@@ -172,15 +172,6 @@ def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
     if unknown:
         raise VcrbenchError(f"config: reva.comparison.baselines {unknown} are not labels of "
                             f"reva.comparison.methods ({list(methods)})")
-    transfer_from = section["transfer_from"]
-    if transfer_from is None and (reva["attacks"]["names"] if section["attacks"] is None
-                                  else section["attacks"]):
-        raise VcrbenchError(f"config: reva.comparison.transfer_from is not set; name the method "
-                            f"whose model crafts the transferred attacks, among {list(methods)} "
-                            "(the paper: the standard model)")
-    if transfer_from is not None and transfer_from not in methods:
-        raise VcrbenchError(f"config: reva.comparison.transfer_from {transfer_from!r} is not a "
-                            f"label of reva.comparison.methods ({list(methods)})")
     names = reva["attacks"]["names"]
     attacks = names if section["attacks"] is None else list(section["attacks"])
     unknown = [a for a in attacks if a not in names]
@@ -188,6 +179,14 @@ def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
         raise VcrbenchError(f"config: reva.comparison.attacks {unknown} are not in "
                             f"reva.attacks.names {names}; the comparison uses a subset of the "
                             "run's attacks: add them there or remove them here")
+    transfer_from = section["transfer_from"]
+    if transfer_from is None and attacks:
+        raise VcrbenchError(f"config: reva.comparison.transfer_from is not set; name the method "
+                            f"whose model crafts the transferred attacks, among {list(methods)} "
+                            "(the paper: the standard model)")
+    if transfer_from is not None and transfer_from not in methods:
+        raise VcrbenchError(f"config: reva.comparison.transfer_from {transfer_from!r} is not a "
+                            f"label of reva.comparison.methods ({list(methods)})")
     return ComparisonPlan(methods=methods, baselines=baselines,
                           transfer_from=transfer_from if attacks else None,
                           alternative=section["alternative"], attacks=attacks)
