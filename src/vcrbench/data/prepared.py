@@ -62,6 +62,15 @@ def write_store(paths: Sequence[str], out: str | Path, *, threads: int = 1) -> N
         del rows  # unmap the file before it is renamed
 
 
+def _refuse_unknown(image_ids: Sequence[str], known) -> None:
+    """A VcrbenchError naming the first few ``image_ids`` not in ``known`` (an index's ids)."""
+    missing = [i for i in image_ids if i not in known]
+    if missing:
+        raise VcrbenchError(f"images not in the index: {sorted(set(missing))[:5]}; the table "
+                            "that names them was made from another index: re-run the workflow "
+                            "so that both are rebuilt")
+
+
 class PreparedImages:
     """Read access to a store by ``image_id``.
 
@@ -93,9 +102,7 @@ class PreparedImages:
 
     def rows(self, image_ids: Sequence[str]) -> np.ndarray:
         """Row numbers of ``image_ids`` in the store: (K,) int64."""
-        missing = [i for i in image_ids if i not in self._row]
-        if missing:
-            raise VcrbenchError(f"images not in the index: {sorted(set(missing))[:5]}")
+        _refuse_unknown(image_ids, self._row)
         return np.fromiter((self._row[i] for i in image_ids), np.int64, len(image_ids))
 
     def images(self, image_ids: Sequence[str]) -> np.ndarray:
@@ -133,9 +140,7 @@ class DecodedImages:
 
     def images(self, image_ids: Sequence[str]) -> np.ndarray:
         """As :meth:`PreparedImages.images`."""
-        missing = [i for i in image_ids if i not in self._path]
-        if missing:
-            raise VcrbenchError(f"images not in the index: {sorted(set(missing))[:5]}")
+        _refuse_unknown(image_ids, self._path)
         out = np.empty((len(image_ids), *IMAGE_SHAPE), np.uint8)
         for row, image_id in enumerate(image_ids):
             if image_id not in self._cache:
