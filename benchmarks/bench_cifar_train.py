@@ -1,0 +1,154 @@
+"""Train a CIFAR-10 model from scratch and report test accuracy against training time.
+
+Examples (machine and command go with every figure reported)::
+
+    # the fast CPU network, its CPU recipe (goal: >= 85 % test accuracy within 15 min, 2 cores)
+    python benchmarks/bench_cifar_train.py --arch fastnet --recipe fast --out results/bench/fastnet
+    # AugMix's recipe (100 epochs) on a GPU
+    python benchmarks/bench_cifar_train.py --arch wrn-40-2 --recipe augmix --device cuda \\
+        --precision bf16 --data cifar10.cifarpack.npz --out /tmp/wrn
+
+Data: ``--data`` is the shared class-folder copy (default ``../shared/data/cifar10``) or a pack
+of it (``benchmarks/cifar_data.py``). Each epoch's state is saved in ``--out`` (an interrupted
+run resumes); ``log.csv`` has one row per epoch: training seconds so far (evaluation excluded),
+learning rate, training loss and accuracy, test accuracy (every ``--eval-every`` epochs and at
+the end), and ``model.pt`` the final weights with the recipe. The last line is a JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cifar_data import load  # noqa: E402
+
+from vcrbench.training.scratch import (  # noqa: E402
+    FAST_RECIPE,
+    ScratchRecipe,
+    accuracy,
+    load_state,
+    new_state,
+    save_state,
+    train_epoch,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def machine(device: torch.device) -> dict:
+    """The hardware the figures come from: CPU model and ISA extensions, GPU name."""
+    info = {"cpu": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
+            "torch": torch.__version__}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        info["cpu"] = next(line.split(":", 1)[1].strip() for line in text.splitlines()
+                           if line.startswith("model name"))
+        flags = next(line for line in text.splitlines() if line.startswith("flags")).split()
+        info["isa"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
+    except (OSError, StopIteration):
+        pass
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--arch", default="fastnet")
+    parser.add_argument("--recipe", choices=("fast", "augmix"), default="fast",
+                        help="fast: FAST_RECIPE; augmix: AugMix's CIFAR recipe (the default)")
+    parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
+    parser.add_argument("--precision", choices=("fp32", "bf16"))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", default=str(ROOT.parent / "shared/data/cifar10"))
+    parser.add_argument("--cache", help="npz cache of a class folder's decoded arrays")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--eval-every", type=int, default=1)
+    parser.add_argument("--deadline", type=float,
+                        help="seconds after start: stop (state saved) before an epoch that "
+                             "would end later, judged by the slowest epoch so far")
+    args = parser.parse_args()
+
+    start = time.perf_counter()
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+    values = dict(FAST_RECIPE) if args.recipe == "fast" else {"architecture": args.arch}
+    values.update(architecture=args.arch, classes=10, seed=args.seed)
+    if args.epochs:
+        values["epochs"] = args.epochs
+    if args.precision:
+        values["precision"] = args.precision
+    recipe = ScratchRecipe(**values)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    train, test = load(args.data, args.cache)
+    x_train = torch.as_tensor(train.images, device=device)
+    y_train = torch.as_tensor(train.labels, device=device)
+    x_test = torch.as_tensor(test.images, device=device)
+    y_test = torch.as_tensor(test.labels, device=device)
+    print(json.dumps({"machine": machine(device), "recipe": recipe.as_dict(),
+                      "load_s": round(time.perf_counter() - start, 1)}), flush=True)
+
+    state_path = out / "state.pt"
+    state = load_state(state_path, recipe, device) if state_path.is_file() else new_state(
+        recipe, device)
+    rows = []
+    log_path = out / "log.csv"
+    if state.epoch and log_path.is_file():
+        with log_path.open() as handle:
+            rows = list(csv.DictReader(handle))[: state.epoch]
+    trained_s = float(rows[-1]["train_s"]) if rows else 0.0
+    slowest = 0.0
+    while state.epoch < recipe.epochs:
+        if args.deadline and time.perf_counter() - start + slowest > args.deadline:
+            print(json.dumps({"stopped": f"deadline before epoch {state.epoch + 1}"}), flush=True)
+            break
+        epoch_start = time.perf_counter()
+        row = train_epoch(state, x_train, y_train)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - epoch_start
+        slowest = max(slowest, seconds)
+        trained_s += seconds
+        last = state.epoch == recipe.epochs
+        test_acc = ""
+        if last or state.epoch % args.eval_every == 0:
+            test_acc = round(accuracy(state.model, x_test, y_test, recipe), 4)
+        rows.append({"epoch": state.epoch, "train_s": round(trained_s, 1),
+                     "lr": f"{row['lr']:.3g}", "loss": round(row["loss"], 4),
+                     "train_acc": round(row["accuracy"], 4), "test_acc": test_acc})
+        print(json.dumps(rows[-1]), flush=True)
+        save_state(state, state_path)
+        with log_path.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[-1]))
+            writer.writeheader()
+            writer.writerows(rows)
+    summary = {"arch": recipe.architecture, "epochs_done": state.epoch,
+               "epochs": recipe.epochs, "train_s": round(trained_s, 1),
+               "wall_s": round(time.perf_counter() - start, 1)}
+    if state.epoch == recipe.epochs:
+        summary["test_acc"] = round(accuracy(state.model, x_test, y_test, recipe), 4)
+        summary["test_acc_flip_tta"] = round(
+            accuracy(state.model, x_test, y_test, recipe, flip_average=True), 4)
+        torch.save({"recipe": recipe.as_dict(), "log": state.log,
+                    "state_dict": {k: v.cpu() for k, v in state.model.state_dict().items()}},
+                   out / "model.pt")
+    if device.type == "cuda":
+        summary["peak_gpu_mem_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20)
+    summary["pid"] = os.getpid()
+    print(json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()

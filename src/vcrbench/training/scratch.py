@@ -1,0 +1,364 @@
+"""Training a CIFAR classifier from random initialisation, one resumable epoch at a time.
+
+The default recipe (:class:`ScratchRecipe`) is AugMix's CIFAR recipe (Hendrycks et al. 2020,
+§4.1 and its CIFAR training script's defaults), which the REVa paper follows: SGD with Nesterov
+momentum 0.9, initial learning rate 0.1 decayed per step by a cosine to 1e-6, weight decay
+5e-4 on every parameter, batch 128, 100 epochs (AugMix trains 100 epochs; the epochs are a
+setting), random crops of the image zero-padded by 4 px and horizontal flips, inputs
+normalised by mean 0.5 and standard deviation 0.5 per channel. ``schedule: onecycle`` (a linear
+warm-up over ``warmup_epochs`` then a linear decay to 0) and ``label_smoothing`` serve the fast
+CPU recipe of :data:`FAST_RECIPE`.
+
+Randomness: the weights come from ``seed`` alone; epoch ``e``'s order, crops and flips from one
+generator keyed by ``(seed, e)`` (:func:`epoch_draws`), drawn for every training image at once,
+so an epoch does not depend on the batch size's last batch, on the device or on a restart. On
+the CPU an epoch is bit-identical across runs with the same torch build and thread count; with
+``precision: bf16`` (autocast to bfloat16, weights and optimiser in float32) and on a GPU the
+results are reproducible only up to the kernels' own nondeterminism.
+
+Shapes: images are (N, 32, 32, 3) uint8 RGB arrays (:class:`~vcrbench.data.cifar.CifarSplit`),
+labels (N,) int64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from vcrbench.core.files import atomic_write
+from vcrbench.errors import VcrbenchError
+from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
+
+SCHEDULES = ("cosine", "onecycle")
+PRECISIONS = ("fp32", "bf16")
+#: Methods a from-scratch entry can use now (AugMix and REVa views are not yet wired here).
+SCRATCH_METHODS = ("standard",)
+#: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
+COSINE_FLOOR = 1e-6
+CHECKPOINT_FORMAT = "vcrbench-scratch"
+CHECKPOINT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ScratchRecipe:
+    """Settings of one from-scratch training (defaults: AugMix's CIFAR recipe).
+
+    Attributes:
+        architecture: one of :data:`~vcrbench.models.cifar.CIFAR_ARCHITECTURES`.
+        classes: number of classes (10 for CIFAR-10, 100 for CIFAR-100).
+        epochs: passes over the training set.
+        batch_size: images per step (the last batch of an epoch may be smaller).
+        lr: peak learning rate; momentum, nesterov, weight_decay: SGD's.
+        schedule: ``cosine`` (per step, lr -> 1e-6) or ``onecycle`` (linear warm-up over
+            ``warmup_epochs``, then linear decay to 0), both per step.
+        crop_padding: zero padding (px) before the random 32 x 32 crop; 0 for no crop.
+        flip: random horizontal flips.
+        label_smoothing: cross-entropy label smoothing in [0, 1).
+        mean, std: per-channel normalisation of [0, 1] pixels.
+        precision: ``fp32`` or ``bf16`` (autocast).
+        method: the training method (:data:`SCRATCH_METHODS`).
+        seed: keys the weights and every epoch's draws.
+    """
+
+    architecture: str
+    classes: int
+    epochs: int = 100
+    batch_size: int = 128
+    lr: float = 0.1
+    momentum: float = 0.9
+    nesterov: bool = True
+    weight_decay: float = 5e-4
+    schedule: str = "cosine"
+    warmup_epochs: float = 0.0
+    crop_padding: int = 4
+    flip: bool = True
+    label_smoothing: float = 0.0
+    mean: tuple[float, float, float] = (0.5, 0.5, 0.5)
+    std: tuple[float, float, float] = (0.5, 0.5, 0.5)
+    precision: str = "fp32"
+    method: str = "standard"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mean", tuple(float(v) for v in self.mean))
+        object.__setattr__(self, "std", tuple(float(v) for v in self.std))
+        problems = []
+        if self.architecture not in CIFAR_ARCHITECTURES:
+            problems.append(f"architecture {self.architecture!r} is not one of "
+                            f"{', '.join(CIFAR_ARCHITECTURES)}")
+        if self.classes < 2:
+            problems.append(f"classes must be at least 2, got {self.classes}")
+        if self.epochs < 1 or self.batch_size < 1:
+            problems.append("epochs and batch_size must be positive")
+        if self.lr <= 0 or self.weight_decay < 0 or not 0 <= self.momentum < 1:
+            problems.append("lr must be > 0, weight_decay >= 0, momentum in [0, 1)")
+        if self.schedule not in SCHEDULES:
+            problems.append(f"schedule {self.schedule!r} is not one of {', '.join(SCHEDULES)}")
+        if not 0 <= self.warmup_epochs <= self.epochs:
+            problems.append("warmup_epochs must lie in [0, epochs]")
+        if self.crop_padding < 0 or not 0 <= self.label_smoothing < 1:
+            problems.append("crop_padding must be >= 0 and label_smoothing in [0, 1)")
+        if len(self.mean) != 3 or len(self.std) != 3 or min(self.std) <= 0:
+            problems.append("mean and std need three values, std > 0")
+        if self.precision not in PRECISIONS:
+            problems.append(f"precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
+        if self.method not in SCRATCH_METHODS:
+            problems.append(f"method {self.method!r}: from-scratch training supports "
+                            f"{', '.join(SCRATCH_METHODS)} so far")
+        if problems:
+            raise VcrbenchError("training recipe: " + "; ".join(problems))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (tuples as lists), stored in every checkpoint."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> ScratchRecipe:
+        """The recipe of a config mapping; unknown keys are an error naming them."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise VcrbenchError(f"training recipe: unknown keys {unknown}; known: "
+                                f"{', '.join(sorted(known))}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+#: The fast CPU recipe of ``fastnet`` (``benchmarks/bench_cifar_train.py`` measures it): large
+#: batches, a one-cycle schedule, label smoothing and bfloat16 autocast.
+FAST_RECIPE = dict(architecture="fastnet", epochs=8, batch_size=512, lr=0.4, momentum=0.9,
+                   nesterov=True, weight_decay=5e-4, schedule="onecycle", warmup_epochs=2,
+                   label_smoothing=0.2, precision="bf16")
+
+
+def steps_per_epoch(n_images: int, recipe: ScratchRecipe) -> int:
+    """Optimiser steps in one epoch of ``n_images`` images."""
+    return math.ceil(n_images / recipe.batch_size)
+
+
+def learning_rate(recipe: ScratchRecipe, step: int, total_steps: int) -> float:
+    """The learning rate of global step ``step`` (0-based) of ``total_steps``."""
+    if recipe.schedule == "cosine":
+        floor = min(COSINE_FLOOR, recipe.lr)
+        return floor + (recipe.lr - floor) * 0.5 * (1 + math.cos(math.pi * step / total_steps))
+    warmup = recipe.warmup_epochs / recipe.epochs * total_steps
+    if step < warmup:
+        return recipe.lr * (step + 1) / warmup
+    return recipe.lr * max(0.0, (total_steps - step) / max(total_steps - warmup, 1.0))
+
+
+@dataclass(frozen=True)
+class EpochDraws:
+    """One epoch's random draws, per position of the epoch's order: (N,) arrays."""
+
+    order: np.ndarray
+    dx: np.ndarray
+    dy: np.ndarray
+    flip: np.ndarray
+
+
+def epoch_draws(recipe: ScratchRecipe, n_images: int, epoch: int) -> EpochDraws:
+    """Order, crop offsets (px, in [0, 2 * padding]) and flips of epoch ``epoch`` (1-based)."""
+    rng = np.random.default_rng(np.random.SeedSequence([recipe.seed, epoch, 0x5C7A]))
+    order = rng.permutation(n_images)
+    span = 2 * recipe.crop_padding + 1
+    dx = rng.integers(0, span, n_images)
+    dy = rng.integers(0, span, n_images)
+    flip = rng.random(n_images) < 0.5 if recipe.flip else np.zeros(n_images, bool)
+    return EpochDraws(order, dx, dy, flip)
+
+
+def augment(images: torch.Tensor, dx: torch.Tensor, dy: torch.Tensor, flip: torch.Tensor,
+            padding: int) -> torch.Tensor:
+    """Random crops from zero-padded images and horizontal flips, on any device.
+
+    Args:
+        images: (B, H, W, C) uint8.
+        dx, dy: (B,) int64 offsets of the crop in the padded image, in [0, 2 * padding].
+        flip: (B,) bool.
+    Returns:
+        (B, H, W, C) uint8.
+    """
+    if padding:
+        b, h, w, _ = images.shape
+        padded = torch.nn.functional.pad(images, (0, 0, padding, padding, padding, padding))
+        rows = dy[:, None] + torch.arange(h, device=images.device)
+        cols = dx[:, None] + torch.arange(w, device=images.device)
+        batch = torch.arange(b, device=images.device)[:, None, None]
+        images = padded[batch, rows[:, :, None], cols[:, None, :]]
+    return torch.where(flip[:, None, None, None], images.flip(2), images)
+
+
+def normalise(images: torch.Tensor, recipe: ScratchRecipe) -> torch.Tensor:
+    """(B, H, W, 3) uint8 -> (B, 3, H, W) float32 normalised, channels-last in memory."""
+    x = images.permute(0, 3, 1, 2).float().div_(255.0)
+    mean = torch.tensor(recipe.mean, device=x.device).view(1, 3, 1, 1)
+    std = torch.tensor(recipe.std, device=x.device).view(1, 3, 1, 1)
+    return ((x - mean) / std).contiguous(memory_format=torch.channels_last)
+
+
+def _autocast(recipe: ScratchRecipe, device: torch.device):
+    return torch.autocast(device.type, dtype=torch.bfloat16,
+                          enabled=recipe.precision == "bf16")
+
+
+@dataclass
+class TrainingState:
+    """A model in training: its module, optimiser and the log of the epochs done."""
+
+    recipe: ScratchRecipe
+    model: nn.Module
+    optimizer: torch.optim.SGD
+    epoch: int
+    log: list[dict[str, Any]]
+
+
+def new_state(recipe: ScratchRecipe, device: str | torch.device = "cpu") -> TrainingState:
+    """A freshly initialised model (weights from ``recipe.seed``) and its optimiser."""
+    device = torch.device(device)
+    model = build_cifar_model(recipe.architecture, recipe.classes, recipe.seed)
+    model = model.to(device, memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=recipe.lr, momentum=recipe.momentum,
+                                nesterov=recipe.nesterov, weight_decay=recipe.weight_decay)
+    return TrainingState(recipe, model, optimizer, 0, [])
+
+
+def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor,
+                on_step: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Train the next epoch of ``state`` in place and return its log row.
+
+    Args:
+        images: (N, 32, 32, 3) uint8 on the training device.
+        labels: (N,) int64 on the same device.
+        on_step: called with (step in epoch, steps in epoch) after each step.
+    Returns:
+        ``epoch``, ``lr`` (at the epoch's last step), ``loss`` and ``accuracy`` (mean over the
+        epoch's images as they were seen, before each step).
+    """
+    recipe, model, optimizer = state.recipe, state.model, state.optimizer
+    if state.epoch >= recipe.epochs:
+        raise VcrbenchError(f"all {recipe.epochs} epochs are already trained")
+    epoch = state.epoch + 1
+    device = images.device
+    n = len(labels)
+    draws = epoch_draws(recipe, n, epoch)
+    per_epoch = steps_per_epoch(n, recipe)
+    total = per_epoch * recipe.epochs
+    order = torch.as_tensor(draws.order, device=device)
+    dx = torch.as_tensor(draws.dx, device=device)
+    dy = torch.as_tensor(draws.dy, device=device)
+    flip = torch.as_tensor(draws.flip, device=device)
+    criterion = nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing, reduction="sum")
+    model.train()
+    loss_sum = torch.zeros((), device=device, dtype=torch.float64)
+    correct = torch.zeros((), device=device, dtype=torch.int64)
+    lr = recipe.lr
+    for step in range(per_epoch):
+        positions = slice(step * recipe.batch_size, (step + 1) * recipe.batch_size)
+        index = order[positions]
+        batch = augment(images[index], dx[positions], dy[positions], flip[positions],
+                        recipe.crop_padding)
+        x = normalise(batch, recipe)
+        y = labels[index]
+        lr = learning_rate(recipe, (epoch - 1) * per_epoch + step, total)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        with _autocast(recipe, device):
+            logits = model(x)
+        loss = criterion(logits.float(), y)
+        optimizer.zero_grad(set_to_none=True)
+        (loss / len(y)).backward()
+        optimizer.step()
+        loss_sum += loss.detach().double()
+        correct += (logits.detach().argmax(1) == y).sum()
+        if on_step is not None:
+            on_step(step + 1, per_epoch)
+    state.epoch = epoch
+    row = {"epoch": epoch, "lr": lr, "loss": float(loss_sum) / n,
+           "accuracy": int(correct) / n}
+    state.log.append(row)
+    return row
+
+
+@torch.no_grad()
+def predict(model: nn.Module, images: torch.Tensor, recipe: ScratchRecipe,
+            batch_size: int = 1000, flip_average: bool = False) -> torch.Tensor:
+    """Class probabilities (N, classes), float32, of (N, 32, 32, 3) uint8 images.
+
+    ``flip_average`` averages the probabilities of each image and its mirror image.
+    """
+    model.eval()
+    out = []
+    for start in range(0, len(images), batch_size):
+        x = normalise(images[start:start + batch_size], recipe)
+        with _autocast(recipe, images.device):
+            p = model(x).float().softmax(1)
+            if flip_average:
+                p = (p + model(x.flip(3)).float().softmax(1)) / 2
+        out.append(p)
+    return torch.cat(out)
+
+
+def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
+             recipe: ScratchRecipe, flip_average: bool = False) -> float:
+    """Top-1 accuracy (fraction) of ``model`` on uint8 images (N, 32, 32, 3)."""
+    p = predict(model, images, recipe, flip_average=flip_average)
+    return float((p.argmax(1) == labels).double().mean())
+
+
+def save_state(state: TrainingState, path: str | Path) -> None:
+    """Write the state (weights, optimiser, log, recipe) atomically, every tensor on the CPU."""
+    checkpoint = {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "recipe": state.recipe.as_dict(),
+        "epoch": state.epoch,
+        "log": state.log,
+        "state_dict": {k: v.detach().cpu() for k, v in state.model.state_dict().items()},
+        "optimizer": _to_cpu(state.optimizer.state_dict()),
+    }
+    with atomic_write(path) as tmp:
+        torch.save(checkpoint, tmp)
+
+
+def _to_cpu(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_to_cpu(v) for v in value)
+    return value
+
+
+def load_state(path: str | Path, recipe: ScratchRecipe | None = None,
+               device: str | torch.device = "cpu") -> TrainingState:
+    """Read a state written by :func:`save_state`.
+
+    With ``recipe``, a checkpoint trained with other settings is refused (only ``precision``
+    may differ, so that a GPU-trained model can be evaluated on the CPU).
+    """
+    path = Path(path)
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types for a damaged file
+        raise VcrbenchError(f"cannot read training checkpoint {path} ({error}); delete it "
+                            "to train that epoch again") from error
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
+        raise VcrbenchError(f"{path} is not a from-scratch training checkpoint of vcrbench")
+    stored = ScratchRecipe.from_dict(checkpoint["recipe"])
+    if recipe is not None and replace(stored, precision=recipe.precision) != recipe:
+        raise VcrbenchError(f"{path} was trained with other settings ({stored}); delete the "
+                            "model's folder to train it again with the new ones")
+    state = new_state(stored if recipe is None else recipe, device)
+    state.model.load_state_dict(checkpoint["state_dict"])
+    state.optimizer.load_state_dict(checkpoint["optimizer"])
+    state.epoch = int(checkpoint["epoch"])
+    state.log = list(checkpoint["log"])
+    return state
