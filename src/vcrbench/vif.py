@@ -54,12 +54,30 @@ M = 3  #: side of the GSM neighbourhoods (blocks of M x M coefficients)
 SIGMA_NSQ = 0.1  #: variance of the HVS noise (the paper's port; Sheikh's MATLAB code uses 0.4)
 TOL = 1e-15  #: "zero" for variances and eigenvalues, as in the port
 MIN_SIDE = 72  #: smallest image side for which pyrtools builds the 4-level sp5 pyramid
+LEVELS = 4  #: pyramid levels of the paper's VIF
 PRECISIONS = ("fast", "exact")
 #: pyrtools keys ``(level, orientation)`` of the sub-bands used, coarsest level first (the port
 #: lists orientation 3 before 0 within a level; VIF, a mean over sub-bands, does not care)
 SUBBANDS = ((3, 0), (3, 3), (2, 0), (2, 3), (1, 0), (1, 3), (0, 0), (0, 3))
 #: side of the local window of each sub-band: 2**lev + 1 with lev = ceil((i + 1) / 2)
 WINDOWS = tuple(2 ** math.ceil((i + 1) / 2) + 1 for i in range(len(SUBBANDS)))
+#: side of the sp5 filters: a pyramid of L levels needs ``_SP5_SIDE * 2 ** (L - 1)`` px
+_SP5_SIDE = 9
+
+
+def subbands(levels: int = LEVELS) -> tuple[tuple[int, int], ...]:
+    """The sub-bands of an ``levels``-level pyramid, coarsest first (:data:`SUBBANDS` for 4)."""
+    return tuple((level, o) for level in reversed(range(levels)) for o in (0, 3))
+
+
+def windows(levels: int = LEVELS) -> tuple[int, ...]:
+    """The port's window side of each sub-band of :func:`subbands` (by position in the list)."""
+    return tuple(2 ** math.ceil((i + 1) / 2) + 1 for i in range(2 * levels))
+
+
+def min_side(levels: int = LEVELS) -> int:
+    """Smallest image side (px) for which pyrtools builds an sp5 pyramid of ``levels`` levels."""
+    return _SP5_SIDE * 2 ** (levels - 1)
 _GRAY_WEIGHTS = (9798, 19235, 3735)  # OpenCV 4's fixed-point RGB -> gray, 15 fractional bits
 _GRAY_SHIFT = 15
 _SMALL_SUBBAND = 64 * 64  # sub-band size up to which C_u comes from one matrix product
@@ -183,11 +201,11 @@ def _fft_size(n: int) -> int:
         m += 1
 
 
-def _pyramid_fft(images: torch.Tensor) -> list[torch.Tensor]:
-    """(C, H, W) float64 -> the 8 sub-bands of SUBBANDS, each (C, h, w), by float64 FFT."""
+def _pyramid_fft(images: torch.Tensor, levels: int = LEVELS) -> list[torch.Tensor]:
+    """(C, H, W) float64 -> the sub-bands of :func:`subbands`, each (C, h, w), by float64 FFT."""
     bands: dict[tuple[int, int], torch.Tensor] = {}
     u = images
-    for level in range(4):
+    for level in range(levels):
         kernels = _fft_kernels()[level]
         pad = kernels.shape[-1] // 2
         h, w = u.shape[-2:]
@@ -201,9 +219,9 @@ def _pyramid_fft(images: torch.Tensor) -> list[torch.Tensor]:
         out = [torch.fft.irfft2(spectrum * kk.conj(), s=size)[..., :h, :w].clone() for kk in k]
         bands[(level, SUBBANDS[0][1])] = out[0]
         bands[(level, SUBBANDS[1][1])] = out[1]
-        if level < 3:
+        if level < levels - 1:
             u = out[2][:, ::2, ::2]
-    return [bands[key] for key in SUBBANDS]
+    return [bands[key] for key in subbands(levels)]
 
 
 def _depthwise(u: torch.Tensor, kernel: torch.Tensor, stride: int = 1) -> torch.Tensor:
@@ -214,8 +232,9 @@ def _depthwise(u: torch.Tensor, kernel: torch.Tensor, stride: int = 1) -> torch.
     return F.conv2d(F.pad(u, (p, p, p, p), mode="reflect"), weight, stride=stride, groups=c)
 
 
-def _pyramid_direct(images: torch.Tensor) -> list[torch.Tensor]:
-    """(C, H, W) float -> the 8 sub-bands of SUBBANDS, each (C, h, w), by direct convolution.
+def _pyramid_direct(images: torch.Tensor, levels: int = LEVELS) -> list[torch.Tensor]:
+    """(C, H, W) float -> the sub-bands of :func:`subbands`, each (C, h, w), by direct
+    convolution.
 
     pyrtools' corrDn with reflect1 edges: reflect padding, then correlation with the kernel
     centred (step 2 starting at 0 for the low-pass). One filter per call, images as channels:
@@ -225,12 +244,12 @@ def _pyramid_direct(images: torch.Tensor) -> list[torch.Tensor]:
          for k, v in _sp5_filters().items()}
     bands: dict[tuple[int, int], torch.Tensor] = {}
     lo = _depthwise(images[None], f["lo0"])
-    for level in range(4):
+    for level in range(levels):
         bands[(level, SUBBANDS[0][1])] = _depthwise(lo, f["b0"])[0]
         bands[(level, SUBBANDS[1][1])] = _depthwise(lo, f["b1"])[0]
-        if level < 3:
+        if level < levels - 1:
             lo = _depthwise(lo, f["lo"], stride=2)
-    return [bands[key] for key in SUBBANDS]
+    return [bands[key] for key in subbands(levels)]
 
 
 # --------------------------------------------------------------------------- statistics
@@ -468,12 +487,13 @@ def _most_common_level(images: torch.Tensor) -> torch.Tensor:
     return counts.argmax(1).to(images.dtype)
 
 
-def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str) -> torch.Tensor:
+def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str, levels: int = LEVELS
+              ) -> torch.Tensor:
     """VIF of N pairs of (N, H, W) gray images (float64 for exact, float32 for fast): (N,)."""
     n = ref.shape[0]
     both = torch.cat([ref, dist])
     if precision == "exact":
-        bands = _pyramid_fft(both)
+        bands = _pyramid_fft(both, levels)
     else:
         # the band filters sum to 0, so removing a grey level from an image changes nothing
         # but the float32 rounding, which scales with |grey - offset|: removing the most common
@@ -483,12 +503,12 @@ def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str) -> torch.Te
         tf32 = torch.backends.cudnn.allow_tf32
         torch.backends.cudnn.allow_tf32 = False  # TF32 would cost 3 decimal digits on GPUs
         try:
-            bands = _pyramid_direct(both - offset[:, None, None])
+            bands = _pyramid_direct(both - offset[:, None, None], levels)
         finally:
             torch.backends.cudnn.allow_tf32 = tf32
-    nums = torch.empty(n, len(SUBBANDS), dtype=torch.float64, device=ref.device)
+    nums = torch.empty(n, len(bands), dtype=torch.float64, device=ref.device)
     dens = torch.empty_like(nums)
-    for i, (band, win) in enumerate(zip(bands, WINDOWS, strict=True)):
+    for i, (band, win) in enumerate(zip(bands, windows(levels), strict=True)):
         # on a CPU, statistics in groups of pairs small enough to stay in cache
         step = n if band.device.type != "cpu" else max(1, _CPU_GROUP_ELEMENTS // band[0].numel())
         for a in range(0, n, step):
@@ -509,15 +529,19 @@ def vif(
     precision: str = "fast",
     device: str | torch.device | None = None,
     chunk_size: int = 32,
+    levels: int = LEVELS,
 ) -> np.ndarray:
     """VIF of each pair of same-size images: (B,) float64, 1 for identical images.
 
     ``reference``, ``distorted``: (B, 3, H, W) uint8 RGB, or (B, H, W) grayscale 0..255 (uint8 or
-    float), with min(H, W) >= 72. ``precision``: ``"fast"`` (float32 pyramid, float64 statistics)
-    or ``"exact"`` (float64 throughout). ``device``: where to compute (default: the reference's
-    device, CPU for numpy input). ``chunk_size``: pairs computed at once; memory grows about
-    linearly with it (on a CPU about 4 MB per 224 x 224 pair for fast, 8 MB for exact). Pairs
-    whose grayscale images are equal get exactly 1.0.
+    float), with min(H, W) >= ``min_side(levels)``. ``precision``: ``"fast"`` (float32 pyramid,
+    float64 statistics) or ``"exact"`` (float64 throughout). ``device``: where to compute
+    (default: the reference's device, CPU for numpy input). ``chunk_size``: pairs computed at
+    once; memory grows about linearly with it (on a CPU about 4 MB per 224 x 224 pair for fast,
+    8 MB for exact). Pairs whose grayscale images are equal get exactly 1.0. ``levels``: pyramid
+    levels, the paper's 4 by default; fewer for small images (2 x ``levels`` sub-bands, the
+    port's windows by position in the list, :func:`windows`), which need ``min_side(levels)``
+    px (72 for 4, 18 for 2).
     """
     if precision not in PRECISIONS:
         raise VcrbenchError(f"vif: precision {precision!r} is not one of {PRECISIONS}")
@@ -533,10 +557,12 @@ def vif(
     if ref.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
     height, width = ref.shape[-2:]
-    if min(height, width) < MIN_SIDE:
+    if not 1 <= levels <= LEVELS:
+        raise VcrbenchError(f"vif: levels must be 1 to {LEVELS}, got {levels}")
+    if min(height, width) < min_side(levels):
         raise VcrbenchError(
-            f"vif: images of {height}x{width} px are too small; VIF's 4-level steerable pyramid "
-            f"needs at least {MIN_SIDE} px on each side"
+            f"vif: images of {height}x{width} px are too small; VIF's {levels}-level steerable "
+            f"pyramid needs at least {min_side(levels)} px on each side"
         )
     device = torch.device(device if device is not None else ref.device)
     dtype = torch.float64 if precision == "exact" else torch.float32
@@ -545,7 +571,7 @@ def vif(
         r = _gray(ref[start : start + chunk_size], device, dtype)
         d = _gray(dist[start : start + chunk_size], device, dtype)
         identical = (r == d).flatten(1).all(1)
-        values = _vif_gray(r, d, precision)
+        values = _vif_gray(r, d, precision, levels)
         values = torch.where(identical, torch.ones_like(values), values)
         out[start : start + r.shape[0]] = values.cpu().numpy()
     return out
@@ -599,3 +625,50 @@ def vif_files(pairs: Sequence[tuple[str, str]], precision: str = "fast") -> list
         {"reference": str(r), "distorted": str(d), "vif": float(v), "dv": float(dv)}
         for (r, d), v, dv in zip(pairs, values, dvs, strict=True)
     ]
+
+
+#: How :func:`vif_small` scores images too small for the 4-level pyramid.
+SMALL_IMAGE_METHODS = ("enlarge", "pyramid")
+#: Side (px) ``enlarge`` scores at: the paper's image size.
+ENLARGED_SIDE = 224
+
+
+def enlarge(images: np.ndarray, side: int = ENLARGED_SIDE) -> np.ndarray:
+    """(B, 3, h, w) uint8 RGB -> (B, 3, side, side) uint8, Pillow's bicubic, for scoring only."""
+    from PIL import Image
+
+    out = np.empty((len(images), 3, side, side), np.uint8)
+    for i, image in enumerate(images):
+        pil = Image.fromarray(np.ascontiguousarray(image.transpose(1, 2, 0)))
+        out[i] = np.asarray(pil.resize((side, side), Image.Resampling.BICUBIC)).transpose(2, 0, 1)
+    return out
+
+
+def vif_small(reference: np.ndarray, distorted: np.ndarray, *, method: str = "enlarge",
+              precision: str = "fast", chunk_size: int = 32) -> np.ndarray:
+    """VIF of pairs of small images (e.g. 32 x 32 CIFAR), (B,) float64.
+
+    ``reference``, ``distorted``: (B, 3, h, w) uint8 RGB numpy arrays. ``method``:
+
+    - ``enlarge`` (default): the paper's VIF (4 levels) on both images enlarged to 224 x 224 px
+      by Pillow's bicubic filter, for scoring only;
+    - ``pyramid``: the paper's VIF with as many pyramid levels as the size allows (2 at 32 px).
+
+    The default was chosen from evidence (docs/cifar.md, "Δv at 32 px":
+    ``calibration/dv_at_32px.py``): on shared ImageNet images corrupted at 224 px and reduced
+    to 32 px, ``enlarge`` ranks the samples of each of the 14 VCR corruptions as the paper's Δv
+    at 224 px does with Spearman 0.986 to 0.999 (pooled 0.992, mean |Δv difference| 0.06);
+    the 2-level pyramid 0.950 to 0.996 (pooled 0.940, 0.20).
+    """
+    if method not in SMALL_IMAGE_METHODS:
+        raise VcrbenchError(f"vif_small: method {method!r} is not one of {SMALL_IMAGE_METHODS}")
+    reference, distorted = np.asarray(reference), np.asarray(distorted)
+    if reference.ndim != 4 or reference.shape[1] != 3 or reference.dtype != np.uint8:
+        raise VcrbenchError(f"vif_small: expected (B, 3, h, w) uint8 RGB, got "
+                            f"{reference.shape} {reference.dtype}")
+    if method == "enlarge":
+        return vif(enlarge(reference), enlarge(distorted), precision=precision,
+                   chunk_size=chunk_size)
+    side = min(reference.shape[-2:])
+    levels = max((lv for lv in range(1, LEVELS + 1) if min_side(lv) <= side), default=1)
+    return vif(reference, distorted, precision=precision, chunk_size=chunk_size, levels=levels)

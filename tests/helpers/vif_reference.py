@@ -101,13 +101,19 @@ def gsm_estimates(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, lam
 
 
-def vif_reference(reference: np.ndarray, distorted: np.ndarray) -> float:
-    """VIF of one pair: (H, W, 3) uint8 RGB or (H, W) gray 0..255 each; a Python float."""
+def vif_reference(reference: np.ndarray, distorted: np.ndarray, levels: int = 4) -> float:
+    """VIF of one pair: (H, W, 3) uint8 RGB or (H, W) gray 0..255 each; a Python float.
+
+    ``levels``: pyrtools' pyramid height (the paper's 4); orientations 0 and 3 of each level,
+    coarsest first, windows by position in that list, as the port does for height 4.
+    """
     x_img, y_img = gray(reference), gray(distorted)
-    pyr_x = SteerablePyramidSpace(x_img, height=4, order=5, edge_type="reflect1").pyr_coeffs
-    pyr_y = SteerablePyramidSpace(y_img, height=4, order=5, edge_type="reflect1").pyr_coeffs
+    pyr_x = SteerablePyramidSpace(x_img, height=levels, order=5, edge_type="reflect1").pyr_coeffs
+    pyr_y = SteerablePyramidSpace(y_img, height=levels, order=5, edge_type="reflect1").pyr_coeffs
+    keys = [(level, o) for level in reversed(range(levels)) for o in (0, 3)]
+    assert levels != 4 or tuple(keys) == tuple(SUBBANDS)
     nums, dens = [], []
-    for i, key in enumerate(SUBBANDS):
+    for i, key in enumerate(keys):
         win = window_size(i)
         x, y = crop(pyr_x[key]), crop(pyr_y[key])
         g, sv = channel_estimates(x, y, win)

@@ -24,7 +24,7 @@ from PIL import Image
 from scipy import ndimage
 
 from vcrbench.errors import VcrbenchError
-from vcrbench.vif import delta_v, rgb_to_gray, vif, vif_files
+from vcrbench.vif import delta_v, rgb_to_gray, vif, vif_files, vif_small
 
 EXACT_TOL = 1e-8
 FAST_TOL = 1e-4
@@ -318,6 +318,25 @@ def test_too_small_images_are_refused() -> None:
     assert vif(ok, ok)[0] == 1.0
 
 
+@pytest.mark.parametrize("precision, tol", [("exact", 1e-9), ("fast", 1e-4)])
+def test_two_level_pyramid_on_32px_matches_reference(precision: str, tol: float) -> None:
+    """levels=2 (what a 32 x 32 image allows) against pyrtools at height 2, on blurred and
+    noisy versions of smooth random images."""
+    rng = np.random.default_rng(4)
+    for _ in range(6):
+        ref = ndimage.gaussian_filter(rng.normal(128, 60, (32, 32, 3)), (1.5, 1.5, 0))
+        ref = np.clip(ref, 0, 255).astype(np.uint8)
+        dist = np.clip(ref + rng.normal(0, rng.uniform(3, 40), ref.shape), 0, 255).astype(np.uint8)
+        want = vif_reference(ref, dist, levels=2)
+        got = vif(ref.transpose(2, 0, 1)[None], dist.transpose(2, 0, 1)[None],
+                  precision=precision, levels=2)[0]
+        assert abs(got - want) <= tol, (got, want)
+    with pytest.raises(VcrbenchError, match="2-level steerable pyramid needs at least 18 px"):
+        vif(np.zeros((1, 3, 17, 17), np.uint8), np.zeros((1, 3, 17, 17), np.uint8), levels=2)
+    with pytest.raises(VcrbenchError, match="levels must be 1 to 4"):
+        vif(np.zeros((1, 3, 80, 80), np.uint8), np.zeros((1, 3, 80, 80), np.uint8), levels=5)
+
+
 @pytest.mark.parametrize(
     "ref, dist, kwargs, message",
     [
@@ -369,3 +388,21 @@ def test_vif_files(tmp_path: Path) -> None:
         vif_files([(paths["a.png"], paths["c.png"])])
     with pytest.raises(VcrbenchError, match="does not exist"):
         vif_files([(paths["a.png"], str(tmp_path / "missing.png"))])
+
+
+def test_vif_small_enlarges_for_the_paper_vif() -> None:
+    """``enlarge``: pyrtools' reference VIF on Pillow-bicubic 224 px enlargements; ``pyramid``:
+    the 2-level pyramid a 32 px image allows."""
+    rng = np.random.default_rng(5)
+    ref = np.clip(ndimage.gaussian_filter(rng.normal(128, 60, (2, 32, 32, 3)), (0, 1, 1, 0)),
+                  0, 255).astype(np.uint8)
+    dist = np.clip(ref + rng.normal(0, 20, ref.shape), 0, 255).astype(np.uint8)
+    got = vif_small(ref.transpose(0, 3, 1, 2), dist.transpose(0, 3, 1, 2))
+    for i in range(2):
+        big = [np.asarray(Image.fromarray(a[i]).resize((224, 224), Image.Resampling.BICUBIC))
+               for a in (ref, dist)]
+        assert abs(got[i] - vif_reference(*big)) <= 1e-4
+    two = vif_small(ref.transpose(0, 3, 1, 2), dist.transpose(0, 3, 1, 2), method="pyramid")
+    assert abs(two[0] - vif_reference(ref[0], dist[0], levels=2)) <= 1e-4
+    with pytest.raises(VcrbenchError, match="method 'pixel'"):
+        vif_small(ref.transpose(0, 3, 1, 2), ref.transpose(0, 3, 1, 2), method="pixel")
