@@ -21,7 +21,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_output import machine  # noqa: E402
 from cifar_data import load  # noqa: E402
 
 from vcrbench.training.scratch import (  # noqa: E402
@@ -42,23 +42,6 @@ from vcrbench.training.scratch import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def machine(device: torch.device) -> dict:
-    """The hardware the figures come from: CPU model and ISA extensions, GPU name."""
-    info = {"cpu": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
-            "torch": torch.__version__}
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-        info["cpu"] = next(line.split(":", 1)[1].strip() for line in text.splitlines()
-                           if line.startswith("model name"))
-        flags = next(line for line in text.splitlines() if line.startswith("flags")).split()
-        info["isa"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
-    except (OSError, StopIteration):
-        pass
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    return info
 
 
 def main() -> None:

@@ -2,10 +2,16 @@
 
 Architectures (:data:`CIFAR_ARCHITECTURES`), written from their papers' descriptions:
 
-- ``allconvnet``: All-CNN-C (Springenberg et al. 2015, Table 2) with batch normalisation and
-  GELU after every convolution, as the AugMix paper trains it: 3x3 convolutions 96-96-96/2,
+- ``allconvnet``: All-CNN-C (Springenberg et al. 2015, Table 2), which the AugMix and REVa
+  papers name, with batch normalisation and GELU after every convolution: 3x3 convolutions
+  96-96-96/2 (the third of stride 2: the paper's point is convolutions in place of pooling),
   dropout 0.5, 192-192-192/2, dropout 0.5, a 3x3 192 convolution without padding (8 -> 6 px),
-  two 1x1 192 convolutions, 6x6 average pooling and a linear classifier. 1.37 M parameters.
+  two 1x1 192 convolutions, global average pooling and a linear classifier. 1.41 M parameters.
+- ``allconvnet-augmix``: the variant of AugMix's published code (read, not copied): three
+  stride-1 3x3 convolutions per width followed by 2x2 max pooling and dropout 0.5, convolutions
+  with biases, GELU as ``x * sigmoid(1.702 x)``, the two 1x1 convolutions zero-padded by 1 px
+  (6 -> 8 -> 10 px) and an 8x8 average pooling (10 -> 1 px: the border-only ring is dropped).
+  Its numbers are the ones the AugMix and REVa papers report for "AllConvNet".
 - ``wrn-40-2``: Wide ResNet (Zagoruyko & Komodakis 2016) of depth 40 and widening factor 2:
   pre-activation basic blocks (BN-ReLU-conv3x3, twice), 6 per group, widths 32, 64, 128 at 32,
   16, 8 px, no dropout. 2.24 M parameters.
@@ -35,7 +41,8 @@ from torch import nn
 from vcrbench.errors import VcrbenchError
 
 #: The architecture names accepted by :func:`build_cifar_model`.
-CIFAR_ARCHITECTURES = ("allconvnet", "wrn-40-2", "densenet-bc-100-12", "resnet18", "fastnet")
+CIFAR_ARCHITECTURES = ("allconvnet", "allconvnet-augmix", "wrn-40-2", "densenet-bc-100-12",
+                       "resnet18", "fastnet")
 #: Input side (px) of every CIFAR architecture.
 CIFAR_INPUT_SIZE = 32
 
@@ -79,6 +86,37 @@ class AllConvNet(nn.Module):
             *_conv_bn_gelu(192, 192, 1),
             nn.AdaptiveAvgPool2d(1),
             nn.Flatten(),
+        )
+        self.classifier = nn.Linear(192, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.features(x))
+
+
+class _SigmoidGelu(nn.Module):
+    """GELU's sigmoid approximation ``x * sigmoid(1.702 x)`` (AugMix's code)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(1.702 * x) * x
+
+
+class AllConvNetAugMix(nn.Module):
+    """The AllConvNet of AugMix's code: max pooling and dropout between widths (module docs)."""
+
+    def __init__(self, classes: int) -> None:
+        super().__init__()
+
+        def conv(c_in: int, c_out: int, kernel: int, padding: int) -> list[nn.Module]:
+            return [nn.Conv2d(c_in, c_out, kernel, padding=padding), nn.BatchNorm2d(c_out),
+                    _SigmoidGelu()]
+
+        self.features = nn.Sequential(
+            *conv(3, 96, 3, 1), *conv(96, 96, 3, 1), *conv(96, 96, 3, 1),
+            nn.MaxPool2d(2), nn.Dropout(0.5),
+            *conv(96, 192, 3, 1), *conv(192, 192, 3, 1), *conv(192, 192, 3, 1),
+            nn.MaxPool2d(2), nn.Dropout(0.5),
+            *conv(192, 192, 3, 0), *conv(192, 192, 1, 1), *conv(192, 192, 1, 1),
+            nn.AvgPool2d(8), nn.Flatten(),
         )
         self.classifier = nn.Linear(192, classes)
 
@@ -210,7 +248,8 @@ class FastNet(nn.Module):
 
 
 def _initialise(model: nn.Module) -> None:
-    """He-normal convolutions (fan-out), unit BN, zero biases: the papers' initialisation."""
+    """He-normal convolutions (fan-out), unit BN, zero linear biases (convolution biases keep
+    PyTorch's default): the papers' initialisation."""
     for module in model.modules():
         if isinstance(module, nn.Conv2d):
             fan_out = module.kernel_size[0] * module.kernel_size[1] * module.out_channels
@@ -235,6 +274,8 @@ def build_cifar_model(architecture: str, classes: int, seed: int = 0) -> nn.Modu
         torch.manual_seed(seed)
         if architecture == "allconvnet":
             model: nn.Module = AllConvNet(classes)
+        elif architecture == "allconvnet-augmix":
+            model = AllConvNetAugMix(classes)
         elif architecture == "wrn-40-2":
             model = WideResNet(40, 2, classes)
         elif architecture == "densenet-bc-100-12":

@@ -18,7 +18,7 @@ from vcrbench.models.cifar import (
 #: ResNet-18 11.2 M (the CIFAR variant of He et al.'s ResNet-18), AllConvNet 1.4 M (AugMix,
 #: Hendrycks et al. 2020, Table 6: All-CNN-C with BN).
 PUBLISHED_MILLIONS = {"wrn-40-2": 2.2, "densenet-bc-100-12": 0.8, "resnet18": 11.2,
-                      "allconvnet": 1.4}
+                      "allconvnet": 1.4, "allconvnet-augmix": 1.4}
 
 
 @pytest.mark.parametrize("architecture", sorted(PUBLISHED_MILLIONS))
@@ -59,3 +59,17 @@ def test_unknown_architecture_lists_the_known_ones() -> None:
         build_cifar_model("vgg16", 10)
     with pytest.raises(VcrbenchError, match="at least 2 classes"):
         build_cifar_model("fastnet", 1)
+
+
+def test_allconvnet_augmix_spatial_sizes() -> None:
+    """8 px after two poolings, 6 px after the unpadded 3x3, 8 and 10 px after the padded 1x1s,
+    1 px after the 8x8 average pooling."""
+    model = build_cifar_model("allconvnet-augmix", 10).eval()
+    sizes = []
+    x = torch.zeros(1, 3, 32, 32)
+    with torch.no_grad():
+        for layer in model.features:
+            x = layer(x)
+            if isinstance(layer, torch.nn.Conv2d | torch.nn.AvgPool2d):
+                sizes.append(x.shape[-1])
+    assert sizes == [32, 32, 32, 16, 16, 16, 6, 8, 10, 1]

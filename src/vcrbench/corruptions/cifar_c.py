@@ -1,0 +1,262 @@
+"""CIFAR-10-C's five severities in the registry's parameters (``CIFAR_C_SEVERITIES``).
+
+CIFAR-10-C (Hendrycks & Dietterich 2019) was made by ``make_cifar_c.py`` of hendrycks/robustness
+(``ImageNet-C/create_c/``): the ImageNet-C corruptions with constants chosen for 32 x 32 images.
+Here each of its 19 corruptions (ImageNet-C's 15 and the extras speckle noise, Gaussian blur,
+spatter, saturate) has its five severities written in the parameters of the registry entry of the
+same name, converted as the registry converts ImageNet-C's own constants (each entry's ``docs``), so
+that ``apply_corruption(name, images_32px, point, seeds)`` runs CIFAR-10-C's severity on 32 px
+images. ``cifar_c_severities`` returns them as dicts.
+
+What "the same operation" means. Every corruption of the registry quantises by rounding, where
+``make_cifar_c.py`` truncates with ``np.uint8`` (except JPEG, pixelate and motion blur, whose
+outputs are already 8-bit): our outputs are on average half a grey level brighter (registry module
+docstring). The random corruptions draw their noise from the per-sample seed, where
+``make_cifar_c.py`` draws from numpy's global generator: the same laws, other numbers. Below,
+"exact" means the same function of the image up to those two points and float round-off (at most 1
+grey level); every other case is listed as a difference. The registry functions take their sizes
+from the image where CIFAR-10-C does (glass blur's shuffling loop runs over ``H - max_delta …
+max_delta + 1``, fog's plasma fractal is made on the next power of two ``>= max(H, W)``, i.e. 32 as
+CIFAR-10-C's ``mapsize=32``, the elastic affine's points sit ``min(H, W) // 3`` px around the
+centre, ``clipped_zoom`` crops ``ceil(H / z)`` px), and all blur and displacement parameters are in
+pixels of the image at hand, so CIFAR-10-C's constants (set in pixels of a 32 px image) are used as
+they are. No registry function was changed for this.
+
+Per corruption, CIFAR-10-C's constants ``c`` for severities 1 to 5, the registry point, and whether
+it is CIFAR-10-C's operation at 32 px:
+
+- ``gaussian_noise``: ``sigma = c`` = 0.04, 0.06, 0.08, 0.09, 0.10. Exact (in law).
+- ``shot_noise``: photons ``lam = c`` = 500, 250, 100, 75, 50, ``noise_scale = lam ** -0.5``
+  = 0.0447, 0.0632, 0.1, 0.1155, 0.1414. Exact (in law).
+- ``impulse_noise``: ``amount = c`` = 0.01, 0.02, 0.03, 0.05, 0.07 (salt and pepper per value,
+  skimage's ``s&p``). Exact (in law).
+- ``speckle_noise``: ``sigma = c`` = 0.06, 0.10, 0.12, 0.16, 0.20. Exact (in law).
+- ``gaussian_blur``: ``sigma = c`` = 0.4, 0.6, 0.7, 0.8, 1.0 px (skimage ``gaussian``). Exact.
+- ``glass_blur``: ``(sigma, max_delta, iterations) = c`` = (0.05, 1, 1), (0.25, 1, 1), (0.4, 1, 1),
+  (0.25, 1, 2), (0.4, 1, 2). Exact (in law): the loop ``range(32 - max_delta, max_delta, -1)`` is
+  the registry's ``H - max_delta … max_delta + 1`` at H = 32, and the "swap" is the same row-view
+  copy. At sigma 0.05 both Gaussian passes are the identity (radius ``int(4 sigma + 0.5) = 0``).
+  (The registry's truncation of the first pass to 8 bits keeps a value within 1e-4 under an integer,
+  ``blur._TRUNCATION_SLACK``: rarely a pixel 1 level apart.)
+- ``defocus_blur``: ``(radius, alias_blur) = c`` = (0.3, 0.4), (0.4, 0.5), (0.5, 0.5), (1, 0.2),
+  (1.5, 0.1). Severities 1, 2, 4, 5 exact (same ``disk`` kernel: a 17 x 17 support, 3 x 3 anti-alias
+  Gaussian). Severity 3 differs: CIFAR-10-C's alias_blur 0.6 is outside the registry's domain [0.1,
+  0.5]; its radius 0.5 disk is one pixel, so its kernel is a 3 x 3 Gaussian of standard deviation
+  0.6 (centre weight 0.45), which no point of the domain gives. The clipped point (0.5, 0.5) is also
+  the point of the domain whose kernel is nearest (L2) to it; it is the kernel of severity 2 (a 3 x
+  3 Gaussian of 0.5, centre weight 0.62): severities 2 and 3 are the same image here.
+- ``motion_blur``: ``(radius, sigma) = c`` = (6, 1), (6, 1.5), (6, 2), (8, 2), (9, 2.5) px,
+  direction U(-45, 45) degrees. Not ImageMagick: CIFAR-10-C ran ImageMagick's
+  ``MagickMotionBlurImage`` (via Wand) on the 8-bit PNG; the registry runs ``imagecorruptions``'
+  numpy port of its kernel (same width ``2 radius + 1``, same one-sided Gaussian weights, same tap
+  offsets ``ceil(i cos a - 0.5)``, ``ceil(i sin a - 0.5)``, edges replicated like ImageMagick's
+  default ``edge`` virtual pixels) in float, without ImageMagick's 16-bit quantum and its rounding
+  to 8 bits. The port's "stop at the first tap outside the image" never acts at 32 px (at most 18 px
+  of shift). Not checked against ImageMagick itself (not installed here).
+- ``zoom_blur``: ``zoom`` = the largest factor of CIFAR-10-C's ``np.arange(1, stop, 0.01)`` = 1.06,
+  1.11, 1.15, 1.20, 1.25 (the first has 7 factors: ``arange(1, 1.06, 0.01)`` ends at 1.06).
+  Severities 2 and 3 exact (the same factors, to the float, and the same ``clipped_zoom``; its
+  centred trim ``(out - 32) // 2`` is 0 for these zooms, like the registry's top-left crop).
+  Severity 1 differs: below 1.11 the registry mixes ImageNet-C's formula with exact enlargements
+  about the centre (``imagenet_c_more.ZOOM_CENTRED_BELOW`` = (1.05, 1.11), chosen for 224 px
+  images): at 1.06, 1/6 ImageNet-C's formula, 5/6 the centred enlargements. Severities 4 and 5
+  differ: CIFAR-10-C steps the factors by 0.01 (21 and 26 factors), the registry by ImageNet-C's
+  coarser steps at those zooms (0.02 at 1.20: 11 factors; 0.0208 at 1.25: 13 factors), the same mean
+  over the zoom sampled more coarsely. Measured on random 32 px images: severity 1 is 5 to 7 grey
+  levels from CIFAR-10-C's on average on smooth images (20 on white noise: CIFAR-10-C's small zooms
+  are whole-pixel enlargements anchored at the top-left corner at 32 px, ours are about the centre),
+  severities 4 and 5 0.6 to 0.9 (2.5 and 3.3 on white noise).
+- ``snow``: ``(snow_mean, threshold, flake_zoom, blur_sigma, blend, opacity)`` from CIFAR-10-C's
+  ``(loc, scale, zoom, threshold, blur radius, blur sigma, mix)``: ``blur_sigma`` = blur sigma,
+  ``blend`` = mix, ``opacity`` = 1, and ``snow_mean`` = loc, ``threshold`` = threshold, except as
+  follows. Points: (0, 0.75, 1.5, 3, 0.95, 1), (0, 0.6, 1.5, 4, 0.9, 1), (0.15, 0.55, 1.75, 4, 0.9,
+  1), (0.25, 0.6, 2.25, 6, 0.85, 1), (0.3, 0.65, 1.5, 12, 0.8, 1). No severity is CIFAR-10-C's
+  operation, for these reasons. (a) All: the layer's motion blur is the numpy port (see
+  motion_blur), in float on the zoomed layer before its crop to 32 px, rounded to 8 bits once;
+  CIFAR-10-C truncates the thresholded layer to 8 bits, trims it to 32 x 32 and blurs it with
+  ImageMagick. (b) All: the registry's blur has radius 12 (kernel 25 taps); CIFAR-10-C's radii 8,
+  10, 10, 12, 14: for 1 to 3 the missing or extra taps weigh under 1e-5 (their sigma is 3 or 4), 4
+  is the same, 5 (radius 14, sigma 12) loses its last four taps (29 -> 25, 2.3 % of the kernel's
+  weight: a slightly shorter streak). (c) 1 and 2: CIFAR-10-C's layer has standard deviation 0.2,
+  the registry's 0.3 (fixed): we keep CIFAR-10-C's flake pixels (the same z-score ``(threshold -
+  loc) / scale`` = 2.5 and 2) with the darkest flakes the domain allows (snow_mean 0, its lower
+  bound): threshold = 0.3 z = 0.75 and 0.6; a flake pixel of z-score z' is then 0.3 z' instead of
+  0.1 + 0.2 z', 0.1 (z' - 1) brighter before the blur (0.15 and 0.1 at the threshold), where mapping
+  loc and threshold as they are would give 8 and 4 times as many flakes. (d) 1, 2 and 5:
+  CIFAR-10-C's zoom 1, 1 and 1.25 lie under the domain's 1.5, clipped to 1.5 (flakes 1.5 times
+  larger). (e) 4: at zoom 2.25 the zoomed layer is 34 px and CIFAR-10-C keeps rows and columns 1 to
+  32 (centred trim), the registry 0 to 31 (the same law). Severity 3 differs from CIFAR-10-C by (a)
+  only.
+- ``frost``: ``(image_weight, frost_weight) = c`` = (1, 0.2), (1, 0.3), (0.9, 0.4), (0.85, 0.4),
+  (0.75, 0.45); the photograph is one of frost1 to frost5 (``randint(5)``) in both. No severity is
+  CIFAR-10-C's operation: CIFAR-10-C shrinks the photograph by 0.2 (``cv2.resize``, bilinear) before
+  taking a random 32 x 32 crop; the registry's ``weather.frost_layer`` enlarges it by 1.1 (bicubic;
+  it scales up only to cover an image larger than the photograph, so its scale does not follow the
+  image size) and crops 32 x 32: the frost texture is 1.1 / 0.2 = 5.5 times coarser than
+  CIFAR-10-C's (frost1, 900 x 600 px, is cropped from at 180 x 120 px in CIFAR-10-C, at 990 x 660 px
+  here: a crop shows 160 x 160 or 29 x 29 px of the photograph). Mixing weights and formula are the
+  same.
+- ``fog``: ``fog_weight = c / (1 + c)`` for CIFAR-10-C's strength c = 0.2, 0.5, 0.75, 1, 1.5 (1/6,
+  1/3, 3/7, 1/2, 3/5); ``decay`` = CIFAR-10-C's wibbledecay 3, 3, 2.5, 2, 1.75, clipped to the
+  domain's upper bound 2.0 for severities 1 to 3 (a rougher fog than CIFAR-10-C's: the noise
+  amplitude falls by decay^2 per octave, 4 instead of 9, 9 and 6.25). Severities 4 and 5 exact (in
+  law): a 32 x 32 plasma fractal (``mapsize=32``), the same diamond-square steps and mixing.
+- ``brightness``: ``shift = c`` = 0.05, 0.1, 0.15, 0.2, 0.3 (added to V in HSV). Exact.
+- ``contrast``: ``contrast = c`` = 0.75, 0.5, 0.4, 0.3, 0.15 (per-channel means). Exact.
+- ``elastic_transform``: ``(alpha, sigma, affine)`` = CIFAR-10-C's ``32 * (...)``: (0, 1, 2.56),
+  (1.6, 6.4, 2.24), (2.56, 1.92, 1.92), (3.2, 1.28, 1.6), (3.333, 1, 0.96). Severities 1 to 4 exact
+  (in law; the affine by float bilinear sampling, which OpenCV's ``warpAffine`` before 4.11 rounded
+  to 1/32 px). Severity 1's sigma 0 is outside the domain [1, 200]; its alpha is 0, so sigma does
+  nothing (no displacement field): 1 is used. Severity 5 differs: sigma 0.96 is under the domain's
+  1; the field is smoothed with 1 px (the same 7-tap support) and alpha raised by the ratio of the
+  smoothed fields' standard deviations (``sum k_0.96^2 / sum k_1^2`` = 1.0415 for the truncated
+  kernels) to 3.333, so the displacement has CIFAR-10-C's standard deviation but is slightly
+  smoother: fed the same draws, 0.5 grey levels from CIFAR-10-C's on average (0.7 without the
+  scaling).
+- ``pixelate``: ``block = 1 / c`` for c = 0.95, 0.9, 0.85, 0.75, 0.65 (1.053, 1.111, 1.176, 1.333,
+  1.538): Pillow's BOX reduction to ``int(32 c)`` = 30, 28, 27, 24, 20 px. Exact (within 1 grey
+  level: Pillow rounds after each axis): CIFAR-10-C enlarges back with BOX where the registry uses
+  NEAREST, but enlarging to 32 px the two are the same selection (each output pixel's box holds
+  exactly one input pixel, ``floor((j + 0.5) n / 32)``, as no centre falls on a pixel boundary).
+- ``jpeg_compression``: ``quality = c`` = 80, 65, 58, 50, 40 (Pillow's encoder). Exact.
+- ``spatter``: one ``strength`` along the registry's path through ImageNet-C's spatter settings
+  (knots 1, 3, 4, 5, 6), which cannot hold CIFAR-10-C's settings (loc, scale, blur sigma, threshold,
+  intensity or mud blur, mud) = (0.62, 0.1, 0.7, 0.7, 0.5, water), (0.65, 0.1, 0.8, 0.7, 0.5,
+  water), (0.65, 0.3, 1, 0.69, 0.5, water), (0.65, 0.1, 0.7, 0.69, 0.6, mud), (0.65, 0.1, 0.5, 0.68,
+  0.6, mud). Points: 0.54, 0.88, 2.52, 5, 6. No severity is CIFAR-10-C's operation. Water (1 to 3):
+  the strength whose mean water mask at 32 px equals CIFAR-10-C's (0.0054, 0.0142, 0.0341; 400
+  draws; the same layer code, ``digital.liquid_layer`` and ``water_mask``, on CIFAR-10-C's settings
+  gives CIFAR-10-C's mask): the same amount of water, but in ImageNet-C's blobs (blur sigma 4 to 3.2
+  px where CIFAR-10-C's are 0.7 to 1 px, so fewer, larger blobs on a 32 px image). Mud (4, 5): the
+  registry's pure mud starts at strength 5 (ImageNet-C's severity 4), already 12 % of a 32 px image
+  where CIFAR-10-C's mud covers 3.5 % and 5.9 % (mean of ``mud_mask``); between 4 and 5 water and
+  mud are cross-faded. CIFAR-10-C's mud severities are mapped to ImageNet-C's two mud severities, 5
+  and 6 (coverage 12 % and 19 %): two to three times CIFAR-10-C's mud, in larger blobs (liquid blur
+  1 px and mud blur 1.5 px where CIFAR-10-C's are 0.7 or 0.5 and 0.6).
+- ``saturate``: CIFAR-10-C's ``S' = clip(S a + b)`` with (a, b) = (0.3, 0), (0.1, 0), (1.5, 0), (2,
+  0.1), (2.5, 0.2). For a < 1: ``saturation = a - 1`` = -0.7, -0.9; for a > 1: ``saturation = 1 - 1
+  / a`` with the registry's offset ``b`` at that point (``digital.saturate_gain_offset``).
+  Severities 1 to 3 exact (-0.7, -0.9, 1/3, where the registry's b is 0). Severities 4 and 5 differ:
+  the registry's one parameter ties b to a (b = 0 up to a = 2, 0.1 at a = 5, 0.2 at a = 20), so (2,
+  0.1) and (2.5, 0.2) are not on it. Used: the least-squares fit of the transfer curve ``S -> S'``
+  over S uniform on [0, 1]: 0.564 (a = 2.29, b = 0.021; RMS error of S' 0.026) and 0.692 (a = 3.25,
+  b = 0.064; 0.038). Grey and weakly saturated pixels get less colour than in CIFAR-10-C (S' = 0.02
+  and 0.06 instead of 0.1 and 0.2 at S = 0), strongly saturated ones reach S' = 1 sooner.
+
+In short, at 32 px: exact for gaussian_noise, shot_noise, impulse_noise, speckle_noise,
+gaussian_blur, glass_blur, brightness, contrast, pixelate, jpeg_compression; exact except some
+severities for defocus_blur (3), zoom_blur (1, 4, 5), fog (1 to 3), elastic_transform (5), saturate
+(4, 5); the numpy port of ImageMagick for motion_blur; different for snow, frost and spatter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from vcrbench.corruptions.registry import get_corruption, validate_point
+from vcrbench.errors import VcrbenchError
+
+
+def smoothed_noise_gain(sigma: float, truncate: float = 3.0) -> float:
+    """Standard deviation of white noise after the 2-D Gaussian of ``sigma`` px that the elastic
+    transform smooths its fields with (scipy's kernel, radius ``int(truncate sigma + 0.5)``),
+    relative to the noise's own: ``sum(k^2)`` of the normalised 1-D kernel ``k``."""
+    radius = int(truncate * sigma + 0.5)
+    x = np.arange(-radius, radius + 1, dtype=np.float64)
+    k = np.exp(-0.5 * x * x / (sigma * sigma))
+    k /= k.sum()
+    return float(np.sum(k * k))
+
+
+#: Elastic severity 5: CIFAR-10-C's sigma 0.96 px is under the domain's 1 px; alpha is scaled
+#: so that the displacement keeps its standard deviation (module docstring).
+_ELASTIC_SIGMA_FLOOR = 1.0
+_ELASTIC_ALPHA_5 = 32 * 0.1 * smoothed_noise_gain(32 * 0.03) / smoothed_noise_gain(
+    _ELASTIC_SIGMA_FLOOR)
+
+
+def _levels(names: tuple[str, ...], *levels: tuple[float, ...]) -> tuple[dict[str, float], ...]:
+    return tuple({n: float(v) for n, v in zip(names, level, strict=True)} for level in levels)
+
+
+def _single(name: str, values: tuple[float, ...]) -> tuple[dict[str, float], ...]:
+    return _levels((name,), *((v,) for v in values))
+
+
+_SNOW = ("snow_mean", "threshold", "flake_zoom", "blur_sigma", "blend", "opacity")
+
+_TABLE: dict[str, tuple[dict[str, float], ...]] = {
+    "gaussian_noise": _single("sigma", (0.04, 0.06, 0.08, 0.09, 0.10)),
+    "shot_noise": _single("noise_scale", tuple(lam ** -0.5 for lam in (500, 250, 100, 75, 50))),
+    "impulse_noise": _single("amount", (0.01, 0.02, 0.03, 0.05, 0.07)),
+    "speckle_noise": _single("sigma", (0.06, 0.1, 0.12, 0.16, 0.2)),
+    "gaussian_blur": _single("sigma", (0.4, 0.6, 0.7, 0.8, 1.0)),
+    "glass_blur": _levels(("sigma", "max_delta", "iterations"),
+                          (0.05, 1, 1), (0.25, 1, 1), (0.4, 1, 1), (0.25, 1, 2), (0.4, 1, 2)),
+    # severity 3's alias_blur 0.6 clipped to the domain's 0.5 (docstring)
+    "defocus_blur": _levels(("radius", "alias_blur"),
+                            (0.3, 0.4), (0.4, 0.5), (0.5, 0.5), (1, 0.2), (1.5, 0.1)),
+    "motion_blur": _levels(("radius", "sigma"), (6, 1), (6, 1.5), (6, 2), (8, 2), (9, 2.5)),
+    # the largest factor of np.arange(1, 1.06 / 1.11 / 1.16 / 1.21 / 1.26, 0.01)
+    "zoom_blur": _single("zoom", (1.06, 1.11, 1.15, 1.20, 1.25)),
+    # severities 1, 2: std 0.2 -> 0.3 with the same flake pixels; zoom < 1.5 clipped (docstring)
+    "snow": _levels(_SNOW,
+                    (0.0, 0.3 * (0.6 - 0.1) / 0.2, 1.5, 3, 0.95, 1),
+                    (0.0, 0.3 * (0.5 - 0.1) / 0.2, 1.5, 4, 0.9, 1),
+                    (0.15, 0.55, 1.75, 4, 0.9, 1),
+                    (0.25, 0.6, 2.25, 6, 0.85, 1),
+                    (0.3, 0.65, 1.5, 12, 0.8, 1)),
+    "frost": _levels(("image_weight", "frost_weight"),
+                     (1, 0.2), (1, 0.3), (0.9, 0.4), (0.85, 0.4), (0.75, 0.45)),
+    # fog_weight = c / (1 + c); decay 3, 3, 2.5 clipped to the domain's 2.0
+    "fog": _levels(("fog_weight", "decay"),
+                   *((c / (1 + c), min(d, 2.0)) for c, d in
+                     ((0.2, 3), (0.5, 3), (0.75, 2.5), (1, 2), (1.5, 1.75)))),
+    "brightness": _single("shift", (0.05, 0.1, 0.15, 0.2, 0.3)),
+    "contrast": _single("contrast", (0.75, 0.5, 0.4, 0.3, 0.15)),
+    "elastic_transform": _levels(("alpha", "sigma", "affine"),
+                                 (32 * 0.0, _ELASTIC_SIGMA_FLOOR, 32 * 0.08),
+                                 (32 * 0.05, 32 * 0.2, 32 * 0.07),
+                                 (32 * 0.08, 32 * 0.06, 32 * 0.06),
+                                 (32 * 0.1, 32 * 0.04, 32 * 0.05),
+                                 (_ELASTIC_ALPHA_5, _ELASTIC_SIGMA_FLOOR, 32 * 0.03)),
+    "pixelate": _single("block", tuple(1 / c for c in (0.95, 0.9, 0.85, 0.75, 0.65))),
+    "jpeg_compression": _single("quality", (80, 65, 58, 50, 40)),
+    # matched mean water mask (1-3); ImageNet-C's two mud severities (4, 5) (docstring)
+    "spatter": _single("strength", (0.54, 0.88, 2.52, 5.0, 6.0)),
+    # a - 1 below 1, 1 - 1 / a above; 4 and 5 least-squares fits (docstring)
+    "saturate": _single("saturation", (0.3 - 1, 0.1 - 1, 1 - 1 / 1.5, 0.564, 0.692)),
+}
+
+
+def _freeze(table: dict[str, tuple[dict[str, float], ...]]
+            ) -> Mapping[str, tuple[Mapping[str, float], ...]]:
+    out = {}
+    for name, levels in table.items():
+        spec = get_corruption(name)
+        if spec.source != "imagenet-c" or len(levels) != 5:
+            raise ValueError(f"{name}: CIFAR-10-C has five severities of ImageNet-C corruptions")
+        for level in levels:
+            validate_point(spec, level)
+        out[name] = tuple(MappingProxyType(dict(level)) for level in levels)
+    return MappingProxyType(out)
+
+
+#: CIFAR-10-C's severities 1 to 5 per corruption, in the registry's parameters (docstring).
+CIFAR_C_SEVERITIES: Mapping[str, tuple[Mapping[str, float], ...]] = _freeze(_TABLE)
+
+
+def cifar_c_severities(name: str) -> tuple[dict[str, float], ...]:
+    """CIFAR-10-C's five severities (1 to 5) of a corruption, as registry parameter points.
+
+    ``VcrbenchError`` for an unknown corruption or one without CIFAR-10-C constants.
+    """
+    spec = get_corruption(name)
+    if spec.name not in CIFAR_C_SEVERITIES:
+        raise VcrbenchError(
+            f"{name} has no CIFAR-10-C severities (it comes from {spec.source}); corruptions "
+            f"that do: {', '.join(CIFAR_C_SEVERITIES)}")
+    return tuple(dict(level) for level in CIFAR_C_SEVERITIES[spec.name])
