@@ -29,18 +29,18 @@ def epoch_checkpoint(spec: TrainingSpec, epoch: int, module: torch.nn.Module,
         "spec": spec.as_dict(),
         "epoch": epoch,
         "state_dict": {k: v.detach().cpu().clone() for k, v in module.state_dict().items()},
-        "optimizer": _cpu(optimizer.state_dict()),
+        "optimizer": cpu_copy(optimizer.state_dict()),
     }
 
 
-def _cpu(value: Any) -> Any:
-    """A (nested) optimiser state with every tensor on the CPU."""
+def cpu_copy(value: Any) -> Any:
+    """A copy of a (nested) model or optimiser state with every tensor on the CPU."""
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().clone()
     if isinstance(value, dict):
-        return {k: _cpu(v) for k, v in value.items()}
+        return {k: cpu_copy(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_cpu(v) for v in value)
+        return type(value)(cpu_copy(v) for v in value)
     return value
 
 

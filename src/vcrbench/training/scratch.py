@@ -32,9 +32,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from vcrbench.core.files import atomic_write
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
+from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
 
 SCHEDULES = ("cosine", "onecycle")
 PRECISIONS = ("fp32", "bf16")
@@ -320,21 +320,10 @@ def save_state(state: TrainingState, path: str | Path) -> None:
         "recipe": state.recipe.as_dict(),
         "epoch": state.epoch,
         "log": state.log,
-        "state_dict": {k: v.detach().cpu() for k, v in state.model.state_dict().items()},
-        "optimizer": _to_cpu(state.optimizer.state_dict()),
+        "state_dict": cpu_copy(state.model.state_dict()),
+        "optimizer": cpu_copy(state.optimizer.state_dict()),
     }
-    with atomic_write(path) as tmp:
-        torch.save(checkpoint, tmp)
-
-
-def _to_cpu(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_to_cpu(v) for v in value)
-    return value
+    save_checkpoint(checkpoint, path)
 
 
 def load_state(path: str | Path, recipe: ScratchRecipe | None = None,
