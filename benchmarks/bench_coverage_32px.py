@@ -1,12 +1,15 @@
 """Δv coverage of each corruption at 32 px, on the shared CIFAR-10 test images.
 
 For every corruption: N samples, each a test image drawn uniformly, parameters drawn over the
-corruption's whole domain as a run draws them (``sampling.spacing``), pixel noise from the
+corruption's whole domain as a 32 px run draws them (``sampling.spacing``, the blur lengths
+scaled by 32 / 224: ``sampling.uniform_samples(side=32)``; ``--unscaled``: as a 224 px run draws
+them), pixel noise from the
 sample's keyed seed; corrupted at 32 px and scored with ``vif_small`` (default: the paper's VIF
 on 224 px bicubic enlargements, docs/cifar.md); coverage = fraction of 40 equal-width Δv bins
 holding at least 20 samples (the VCR paper's Table 2 rule, as ``bench_coverage.py`` at 224 px).
 
     python benchmarks/bench_coverage_32px.py [--n 2000] [--corruptions vcr] [--method enlarge]
+        [--unscaled]
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import emit, machine  # noqa: E402
 from cifar_data import load  # noqa: E402
 
-from vcrbench.core.seeding import noise_seed, parameter_rng  # noqa: E402
+from vcrbench.core.seeding import noise_seed  # noqa: E402
 from vcrbench.corruptions.registry import corrupt_uint8  # noqa: E402
-from vcrbench.corruptions.sampling import sample_parameters  # noqa: E402
+from vcrbench.corruptions.sampling import uniform_samples  # noqa: E402
 from vcrbench.corruptions.sets import expand_sets  # noqa: E402
 from vcrbench.vif import delta_v, vif_small  # noqa: E402
 
@@ -58,15 +61,17 @@ def main() -> None:
     parser.add_argument("--cache")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--unscaled", action="store_true",
+                        help="draw the blur lengths as at 224 px (the registry's domains as they are)")
     args = parser.parse_args()
+    side = 224 if args.unscaled else 32
     start = time.perf_counter()
     _, test = load(args.data, args.cache)
     rows = []
     for corruption in expand_sets(args.corruptions.split(",")):
         rng = np.random.default_rng(np.random.SeedSequence([args.seed, 0x32]))
         which = rng.integers(0, len(test), args.n)
-        points = [sample_parameters(corruption, parameter_rng(args.seed, corruption, i),
-                                    args.spacing) for i in range(args.n)]
+        points = uniform_samples(corruption, args.seed, range(args.n), args.spacing, side=side)
         params = {k: np.array([p[k] for p in points]) for k in points[0]}
         seeds = [noise_seed(args.seed, corruption, i) for i in range(args.n)]
         clean = test.images[which]
@@ -81,7 +86,7 @@ def main() -> None:
         print(json.dumps({**rows[-1], "elapsed_s": round(time.perf_counter() - start)}),
               flush=True)
     lines = [f"N = {args.n} per corruption on the shared CIFAR-10 test images, spacing "
-             f"{args.spacing}, Δv by vif_small(method={args.method!r}); {BINS} bins, at least "
+             f"{args.spacing}, parameters drawn for side {side} px, Δv by vif_small(method={args.method!r}); {BINS} bins, at least "
              f"{MIN_COUNT} samples; machine {json.dumps(machine(torch.device('cpu')))}; "
              f"{time.perf_counter() - start:.0f} s", "",
              "| corruption | coverage | Δv min | median | max | bins under 20 samples |",

@@ -79,6 +79,11 @@ class Corruption:
     #: The source's own range of each parameter where it publishes one instead of ImageNet-C's
     #: five severities (NOC's "severity range"), in the registry's units; inside the domain.
     source_range: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: Parameters that are lengths in pixels of the image at hand (ImageNet-C's and
+    #: Albumentations' blurs): the domain is set for a 224 px image, and the *sampling* domain
+    #: of these parameters scales with the image side (``sampling.scale_point``). Empty for
+    #: parameters without a length and for NOC's, which are px of a 224 px side already.
+    pixel_parameters: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -94,6 +99,10 @@ class Corruption:
         if set(powers) - set(spacing) or not all(0 < g < np.inf for g in powers.values()):
             raise ValueError(f"{self.name}: spacing_power maps floored parameters to powers > 0")
         object.__setattr__(self, "spacing_power", MappingProxyType(powers))
+        pixel = frozenset(self.pixel_parameters)
+        if pixel - set(self.parameters):
+            raise ValueError(f"{self.name}: pixel_parameters must be parameters of the entry")
+        object.__setattr__(self, "pixel_parameters", pixel)
         if not 0 <= self.coupling < 1:
             raise ValueError(f"{self.name}: coupling is a correlation in [0, 1)")
         if self.imagenet_c_severities is not None:
@@ -122,7 +131,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
            identity: tuple[float, ...], strongest: tuple[float, ...], docs: str,
            function: CorruptionFn, spacing: dict[str, float] | None = None,
            spacing_power: dict[str, float] | None = None, coupling: float = 0.0,
-           source_range: dict[str, tuple[float, float]] | None = None) -> Corruption:
+           source_range: dict[str, tuple[float, float]] | None = None,
+           pixel_parameters: tuple[str, ...] = ()) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -132,7 +142,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         identity=dict(zip(names, identity, strict=True)),
         strongest=dict(zip(names, strongest, strict=True)),
         docs=" ".join(docs.split()), function=function, spacing=spacing or {},
-        spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {})
+        spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {},
+        pixel_parameters=frozenset(pixel_parameters))
 
 
 def get_corruption(name: str) -> Corruption:
@@ -319,17 +330,22 @@ _ENTRIES = [
         passes of local pixel shuffling within max_delta px (draws from the seed), Gaussian blur
         again. max_delta and iterations are integers: the continuous value is rounded half up
         (the end values get half-width intervals). ImageNet-C stops at (1.5, 4, 2), dv 0.73 to
-        0.86; at (6, 12, 4) dv is 0.96.""",
+        0.86; at (6, 12, 4) dv is 0.96. sigma and max_delta are in pixels of the image at hand;
+        their sampling domain scales with the image side (the domain is for 224 px;
+        sampling.scale_point).""",
         blur.glass_blur, spacing={"sigma": 0.05, "max_delta": 0.003},
-        spacing_power={"sigma": 0.7, "max_delta": 0.7}, coupling=0.5),
+        spacing_power={"sigma": 0.7, "max_delta": 0.7}, coupling=0.5,
+        pixel_parameters=("sigma", "max_delta")),
     _entry(
         "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, 40.0)},
         [(1.0,), (2.0,), (3.0,), (4.0,), (6.0,)],
         False, (0.0,), (40.0,),
         """skimage gaussian (truncate 4, edges replicated), standard deviation sigma px;
         ImageNet-C: 1 to 6 (dv 0.28 to 0.83). 40 px is also the strongest low-pass condition of
-        the human experiments of Geirhos et al. (2018) on 224 px images; dv 0.98.""",
-        blur.gaussian_blur, spacing={"sigma": 0.01}),
+        the human experiments of Geirhos et al. (2018) on 224 px images; dv 0.98. sigma is in
+        pixels of the image at hand; its sampling domain scales with the image side (the domain
+        is for 224 px; sampling.scale_point).""",
+        blur.gaussian_blur, spacing={"sigma": 0.01}, pixel_parameters=("sigma",)),
     _entry(
         "defocus_blur", "imagenet-c", "blur", {"radius": (0.0, 30.0), "alias_blur": (0.1, 0.5)},
         [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)],
@@ -337,8 +353,10 @@ _ENTRIES = [
         """ImageNet-C defocus: correlation with a disk x^2 + y^2 <= radius^2 (px, continuous;
         under 1 the disk is one pixel) smoothed by a Gaussian of standard deviation alias_blur,
         reflected borders. alias_blur spans ImageNet-C's two values (at 0.1 the smoothing is
-        the identity). ImageNet-C: radius 3 to 10, dv 0.45 to 0.84; at radius 30 dv is 0.97.""",
-        blur.defocus_blur, spacing={"radius": 0.01}),
+        the identity). ImageNet-C: radius 3 to 10, dv 0.45 to 0.84; at radius 30 dv is 0.97.
+        radius is in pixels of the image at hand; its sampling domain scales with the image
+        side (the domain is for 224 px; sampling.scale_point).""",
+        blur.defocus_blur, spacing={"radius": 0.01}, pixel_parameters=("radius",)),
     _entry(
         "motion_blur", "imagenet-c", "blur", {"radius": (0.0, 100.0), "sigma": (0.0, 60.0)},
         [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)],
@@ -347,9 +365,11 @@ _ENTRIES = [
         2 * round(radius) + 1 taps, in a direction drawn from the seed, uniform in [-45, 45]
         degrees as in ImageNet-C. Either parameter at 0 is the clean image. ImageNet-C: (10, 3)
         to (20, 15), dv 0.75 to 0.93; at (100, 60) dv is 0.96 (structure across the streak
-        survives longest).""",
+        survives longest). radius and sigma are in pixels of the image at hand; their sampling
+        domain scales with the image side (the domain is for 224 px; sampling.scale_point).""",
         blur.motion_blur, spacing={"radius": 0.006, "sigma": 0.006},
-        spacing_power={"radius": 0.5, "sigma": 0.5}, coupling=0.7),
+        spacing_power={"radius": 0.5, "sigma": 0.5}, coupling=0.7,
+        pixel_parameters=("radius", "sigma")),
     _entry(
         "brightness", "imagenet-c", "colour", {"shift": (0.0, 1.0)},
         [(0.1,), (0.2,), (0.3,), (0.4,), (0.5,)],
@@ -375,15 +395,20 @@ _ENTRIES = [
         None, False, (1.0,), (51.0,),
         """Albumentations Blur: a ksize x ksize box filter (cv2.blur, reflected borders), ksize
         rounded to the nearest odd integer; 1 is the clean image, Albumentations' default is 3
-        to 7. At 51 dv is 0.98.""",
-        blur.box_blur, spacing={"ksize": 0.01}),
+        to 7. At 51 dv is 0.98. ksize is in pixels of the image at hand; its sampling domain
+        scales with the image side, 1 + (ksize - 1) * side / 224 (the domain is for 224 px;
+        sampling.scale_point).""",
+        blur.box_blur, spacing={"ksize": 0.01}, pixel_parameters=("ksize",)),
     _entry(
         "median_blur", "albumentations", "blur", {"ksize": (1.0, 201.0)},
         None, False, (1.0,), (201.0,),
         """Albumentations MedianBlur: cv2.medianBlur on 8-bit pixels, borders replicated, ksize
         rounded to the nearest odd integer (1 is the clean image). The median keeps edges, so it
-        needs a wider window than the box: dv 0.96 at 101, 0.98 at 201.""",
-        blur.median_blur, spacing={"ksize": 0.0045}, spacing_power={"ksize": 0.4}),
+        needs a wider window than the box: dv 0.96 at 101, 0.98 at 201. ksize is in pixels of the
+        image at hand; its sampling domain scales with the image side, 1 + (ksize - 1) * side /
+        224 (the domain is for 224 px; sampling.scale_point).""",
+        blur.median_blur, spacing={"ksize": 0.0045}, spacing_power={"ksize": 0.4},
+        pixel_parameters=("ksize",)),
     _entry(
         "hue_saturation_value", "albumentations", "colour",
         {"hue_shift": (-90.0, 90.0), "sat_shift": (-255.0, 255.0), "val_shift": (-255.0, 255.0)},

@@ -27,6 +27,18 @@ sample's parameters never depend on the shard, the batch or the other samples. T
   per Δv bin, so the spacing changes which bins are estimated well; within a bin, the mix of
   parameter settings behind a Δv can differ from the linear draw's. Parameters without a floor
   are linear in both spacings (uniform marginals, coupled or not).
+
+Image size. The domains are set for 224 x 224 images. The blur parameters of ImageNet-C and
+Albumentations are lengths in pixels of the image at hand (registry ``pixel_parameters``), so at
+another side ``s`` the same draw would blur a 32 px image far more than a 224 px one. With
+``side=s``, :func:`uniform_samples` draws exactly as at 224 px and then moves each pixel
+parameter towards its clean value by ``s / 224`` (:func:`scale_point`): a blur of sigma px at
+224 px becomes one of sigma · s / 224 px at s, so the Δv distribution at s mirrors the one at
+224 (up to integer rounding: kernel sizes, shuffle distances). At 224 nothing changes, to the
+bit. Above 224 the scaled values are clipped to the registry's domain. NOC's lengths are
+already in px of a 224 px side and scale inside the corruption; nothing else scales. In
+``imagenet-c`` mode, :func:`imagenet_c_samples` at side 32 returns CIFAR-10-C's five severities
+(``corruptions.cifar_c``) instead of ImageNet-C's.
 """
 
 from __future__ import annotations
@@ -42,6 +54,10 @@ from vcrbench.corruptions.registry import Corruption, get_corruption
 from vcrbench.errors import VcrbenchError
 
 SPACINGS = ("visual", "linear")
+#: The image side (px) the registry's domains are set for.
+REFERENCE_SIDE = 224
+#: The side at which ``imagenet-c`` mode uses CIFAR-10-C's severities.
+CIFAR_SIDE = 32
 _NORMAL = NormalDist()
 #: Distances this close to 0 or 1 are moved inside before ``Φ⁻¹`` (which is infinite there).
 _T_EDGE = 1e-12
@@ -109,48 +125,119 @@ def sample_parameters(name: str, rng: np.random.Generator,
     }
 
 
+def _check_side(side: object) -> int:
+    if isinstance(side, bool) or not isinstance(side, (int, np.integer)) or side < 1:
+        raise VcrbenchError(f"image side must be a positive integer (px), got {side!r}")
+    return int(side)
+
+
+def pixel_scale(side: int) -> float:
+    """The factor ``side / 224`` by which pixel parameters' sampling domains scale."""
+    return _check_side(side) / REFERENCE_SIDE
+
+
+def scale_point(spec_or_name: str | Corruption, point: dict[str, float],
+                side: int) -> dict[str, float]:
+    """A parameter point drawn for a 224 px image, moved to an image of side ``side`` px.
+
+    Each pixel parameter ``p`` (registry ``pixel_parameters``) becomes ``identity[p] + (point[p]
+    − identity[p]) · side / 224``, clipped to the registry's domain ``[low, high]`` of ``p``: for
+    ``side`` below 224 the clip never acts (the value moves towards the clean one); above 224
+    the values beyond the domain are clipped to its bounds, so the scaled point always stays
+    inside the registry's domain (and the far end of the 224 px domain is reached sooner).
+    Other parameters are unchanged. At ``side == 224`` the point is returned as it is, without
+    arithmetic (a copy), so 224 px runs stay byte-identical.
+    """
+    spec = spec_or_name if isinstance(spec_or_name, Corruption) else get_corruption(spec_or_name)
+    side = _check_side(side)
+    out = dict(point)
+    if side == REFERENCE_SIDE:
+        return out
+    for param in spec.pixel_parameters:
+        low, high = spec.parameters[param]
+        clean = spec.identity[param]
+        scaled = clean + (float(point[param]) - clean) * side / REFERENCE_SIDE
+        out[param] = float(min(high, max(low, scaled)))
+    return out
+
+
 def uniform_samples(name: str, seed: int, sample_ids: Sequence[int],
-                    spacing: str = "visual") -> list[dict[str, float]]:
-    """Parameters of the given samples, each from ``parameter_rng(seed, name, sample_id)``."""
-    get_corruption(name)
-    return [sample_parameters(name, parameter_rng(seed, name, int(i)), spacing)
-            for i in sample_ids]
+                    spacing: str = "visual", side: int = REFERENCE_SIDE
+                    ) -> list[dict[str, float]]:
+    """Parameters of the given samples, each from ``parameter_rng(seed, name, sample_id)``,
+    for images of side ``side`` px: drawn as for 224 px, then :func:`scale_point` (module
+    docstring, "Image size"; a no-op at 224)."""
+    spec = get_corruption(name)
+    side = _check_side(side)
+    points = [sample_parameters(name, parameter_rng(seed, name, int(i)), spacing)
+              for i in sample_ids]
+    if side == REFERENCE_SIDE:
+        return points
+    return [scale_point(spec, point, side) for point in points]
 
 
-def sampling_definition(name: str, mode: str = "uniform",
-                        spacing: str = "visual") -> dict[str, object]:
+def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual",
+                        side: int = REFERENCE_SIDE) -> dict[str, object]:
     """Everything in the registry that decides corruption ``name``'s parameter draws in
     ``mode`` (JSON-able): for ``uniform``, the domains and, with ``visual`` spacing, the clean
     values, floors, powers and coupling; for ``imagenet-c``, the parameter names and the five
     severities.
 
+    At ``side`` 224 the dict is exactly what it was before image sizes existed (no new keys).
+    At another side it also holds ``side`` and, for ``uniform``, the sorted
+    ``pixel_parameters`` that scale (with ``linear`` spacing also ``clean``, their clean values,
+    which the scaling moves towards); for ``imagenet-c``, ``severities``: the points
+    :func:`imagenet_c_samples` returns at that side (CIFAR-10-C's at 32; the key is absent for
+    a corruption without severities, as that call raises).
+
     The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
     exactly the samples it touches on the next run instead of reusing stale ones.
     """
     spec = get_corruption(name)
+    side = _check_side(side)
     if mode == "imagenet-c":
-        return {"parameters": list(spec.parameters), "imagenet_c": None if (
+        out: dict[str, object] = {"parameters": list(spec.parameters), "imagenet_c": None if (
             spec.imagenet_c_severities is None) else [dict(level) for level in
                                                       spec.imagenet_c_severities]}
+        if side != REFERENCE_SIDE:
+            out["side"] = side
+            if spec.imagenet_c_severities is not None:
+                out["severities"] = imagenet_c_samples(name, side)
+        return out
     domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
     if spacing == "linear":
-        return {"parameters": domains}
-    return {
-        "parameters": domains,
-        "clean": dict(spec.identity),
-        "log_floors": dict(spec.spacing),
-        "powers": dict(spec.spacing_power),
-        "coupling": spec.coupling,
-    }
+        out = {"parameters": domains}
+    else:
+        out = {
+            "parameters": domains,
+            "clean": dict(spec.identity),
+            "log_floors": dict(spec.spacing),
+            "powers": dict(spec.spacing_power),
+            "coupling": spec.coupling,
+        }
+    if side != REFERENCE_SIDE:
+        out["side"] = side
+        out["pixel_parameters"] = sorted(spec.pixel_parameters)
+        if spacing == "linear":
+            # the scaling moves values towards the clean one: the clean values now matter
+            out["clean"] = {p: spec.identity[p] for p in sorted(spec.pixel_parameters)}
+    return out
 
 
-def imagenet_c_samples(name: str) -> list[dict[str, float]]:
-    """ImageNet-C's five severities (1 to 5) in the registry's parameters."""
+def imagenet_c_samples(name: str, side: int = REFERENCE_SIDE) -> list[dict[str, float]]:
+    """ImageNet-C's five severities (1 to 5) in the registry's parameters; at ``side`` 32,
+    CIFAR-10-C's (:func:`vcrbench.corruptions.cifar_c.cifar_c_severities`, in pixels of a 32 px
+    image). ``VcrbenchError`` for a corruption without ImageNet-C severities."""
     spec = get_corruption(name)
+    side = _check_side(side)
     if spec.imagenet_c_severities is None:
         with_c = [n for n, c in _registry().items() if c.imagenet_c_severities is not None]
         raise VcrbenchError(f"{name} has no ImageNet-C severities (it comes from "
                             f"{spec.source}); corruptions that do: {', '.join(with_c)}")
+    if side == CIFAR_SIDE:
+        from vcrbench.corruptions.cifar_c import cifar_c_severities
+
+        return [{k: float(v) for k, v in level.items()} for level in cifar_c_severities(name)]
     return [{k: float(v) for k, v in level.items()} for level in spec.imagenet_c_severities]
 
 

@@ -2,8 +2,9 @@
 
 Sample ``i`` of corruption ``c`` is fully determined by ``(seed, c, i)``: its image is entry
 ``i mod n_images`` of a permutation of the index keyed by ``(seed, c)``, its parameters come from
-:func:`vcrbench.core.seeding.parameter_rng` (uniform mode, spaced ``visual`` or ``linear``) or from
-the ImageNet-C severity ``i mod 5 + 1`` (imagenet-c mode, image ``i // 5``), its pixel noise from
+:func:`vcrbench.core.seeding.parameter_rng` (uniform mode, spaced ``visual`` or ``linear``, pixel
+parameters scaled to the image ``side``) or from the ImageNet-C severity ``i mod 5 + 1``
+(imagenet-c mode, image ``i // 5``; CIFAR-10-C's at ``side`` 32), its pixel noise from
 :func:`vcrbench.core.seeding.noise_seed`. So shards can be made in any order, by any job.
 
 Schema of ``samples/<c>/shard-<k>.parquet``: ``sample_id`` (int64), ``image_id`` (string),
@@ -40,9 +41,13 @@ def make_samples(
     shard_size: int,
     shard: int,
     spacing: str = "visual",
+    side: int = 224,
 ) -> pa.Table:
     """The samples table of one shard (see module docstring); ``spacing`` as in
-    :mod:`vcrbench.corruptions.sampling` (uniform mode only)."""
+    :mod:`vcrbench.corruptions.sampling` (uniform mode only); ``side``, the side (px) of the
+    images the samples are for: pixel parameters' draws scale with it in uniform mode, and
+    imagenet-c mode uses CIFAR-10-C's severities at 32 (``sampling``, "Image size"; 224, the
+    default, is the registry's own domains and ImageNet-C's severities)."""
     # imported here: the corruptions load torch, which the statistics jobs that read this
     # module's constants do not need
     from vcrbench.corruptions import get_corruption, imagenet_c_samples, uniform_samples
@@ -55,11 +60,11 @@ def make_samples(
     ids = list(shard_range(shard, n, shard_size))
     order = image_order(len(image_ids), seed, corruption)
     if mode == "uniform":
-        params = uniform_samples(corruption, seed, ids, spacing)
+        params = uniform_samples(corruption, seed, ids, spacing, side)
         images = [image_ids[order[i % len(image_ids)]] for i in ids]
         severity = [0] * len(ids)
     elif mode == "imagenet-c":
-        levels = imagenet_c_samples(corruption)
+        levels = imagenet_c_samples(corruption, side)
         params = [levels[i % IMAGENET_C_LEVELS] for i in ids]
         images = [image_ids[order[(i // IMAGENET_C_LEVELS) % len(image_ids)]] for i in ids]
         severity = [i % IMAGENET_C_LEVELS + 1 for i in ids]
