@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--unscaled", action="store_true",
-                        help="draw the blur lengths as at 224 px (the registry's domains as they are)")
+                        help="draw the blur lengths as at 224 px (the registry's domains)")
     args = parser.parse_args()
     side = 224 if args.unscaled else 32
     start = time.perf_counter()
@@ -86,7 +86,8 @@ def main() -> None:
         print(json.dumps({**rows[-1], "elapsed_s": round(time.perf_counter() - start)}),
               flush=True)
     lines = [f"N = {args.n} per corruption on the shared CIFAR-10 test images, spacing "
-             f"{args.spacing}, parameters drawn for side {side} px, Δv by vif_small(method={args.method!r}); {BINS} bins, at least "
+             f"{args.spacing}, parameters drawn for side {side} px, Δv by "
+             f"vif_small(method={args.method!r}); {BINS} bins, at least "
              f"{MIN_COUNT} samples; machine {json.dumps(machine(torch.device('cpu')))}; "
              f"{time.perf_counter() - start:.0f} s", "",
              "| corruption | coverage | Δv min | median | max | bins under 20 samples |",
