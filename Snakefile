@@ -1,5 +1,5 @@
 # vcrbench: visually-continuous corruption robustness of image classifiers, compared with humans.
-# Targets: all (default), figures, retraining, overlap, reva.
+# Targets: all (default), figures, retraining, overlap, reva, train.
 # See README.md and docs/architecture.md.
 from snakemake.utils import min_version
 
@@ -22,6 +22,7 @@ include: "rules/human.smk"
 include: "rules/estimate.smk"
 include: "rules/summary.smk"
 include: "rules/finetune.smk"
+include: "rules/train.smk"
 include: "rules/overlap.smk"
 include: "rules/reva.smk"
 
@@ -29,6 +30,7 @@ include: "rules/reva.smk"
 rule all:
     default_target: True
     input:
+        train_outputs(),
         summary_outputs(),
         similarity_outputs(),
         curve_figures(),
@@ -52,6 +54,11 @@ rule figures:
 rule retraining:
     input:
         retraining_outputs(),
+
+
+rule train:
+    input:
+        train_outputs(),
 
 
 rule overlap:

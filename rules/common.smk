@@ -16,6 +16,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from vcrbench.config import evaluated_models, model_slug, validate_config  # noqa: E402
 from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
+from vcrbench.data.datasets import dataset_side, label_space  # noqa: E402
 from vcrbench.data.prepared import store_path  # noqa: E402
 from vcrbench.errors import VcrbenchError  # noqa: E402
 
@@ -32,6 +33,10 @@ CORRUPTIONS = config["corruptions"]
 MODELS = {model_slug(name): name for name in evaluated_models(config)}
 SLUG = {name: slug for slug, name in MODELS.items()}
 FORMATS = config["figures"]["formats"]
+# The dataset's label space (ImageNet-1k, CIFAR-10, CIFAR-100) and the side of its prepared
+# images (224, or the native size, e.g. 32 for CIFAR).
+LABEL_SPACE = label_space(config["dataset"])
+IMAGE_SIDE = dataset_side(config["dataset"])
 GPU = 0 if config["device"] == "cpu" else 1
 
 

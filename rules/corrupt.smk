@@ -23,6 +23,7 @@ rule samples:
         seed=config["seed"],
         sampling=config["sampling"],
         definition=uniform_definition,
+        side=IMAGE_SIDE,
     script:
         "../workflow_scripts/samples.py"
 
@@ -49,5 +50,6 @@ rule score:
         vif=config["vif"],
         device=config["device"],
         store_images=STORE_IMAGES,
+        small_images=config["scoring"]["small_images"],
     script:
         "../workflow_scripts/score.py"

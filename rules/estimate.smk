@@ -24,6 +24,7 @@ rule rates:
         runtime=30,
     params:
         binning=config["binning"],
+        label_classes=LABEL_SPACE.classes,
     script:
         "../workflow_scripts/rates.py"
 
@@ -50,6 +51,7 @@ rule curves:
         bootstrap=config["bootstrap"],
         seed=config["seed"],
         model=model_name,
+        label_classes=LABEL_SPACE.classes,
     script:
         "../workflow_scripts/curves.py"
 

@@ -15,6 +15,7 @@ use rule samples as imagenet_c_samples with:
         seed=config["seed"],
         sampling={**config["sampling"], "mode": "imagenet-c", "n": IC_N},
         definition=imagenet_c_definition,
+        side=IMAGE_SIDE,
 
 
 use rule score as imagenet_c_score with:
@@ -69,6 +70,7 @@ rule imagenet_c_metrics:
         bootstrap=config["bootstrap"],
         seed=config["seed"],
         model=model_name,
+        label_classes=LABEL_SPACE.classes,
     script:
         "../workflow_scripts/imagenet_c_metrics.py"
 

@@ -172,6 +172,7 @@ use rule samples as reva_imagenet_c_samples with:
         seed=config["seed"],
         sampling={**config["sampling"], "mode": "imagenet-c", "n": REVA_IC_N},
         definition=imagenet_c_definition,
+        side=IMAGE_SIDE,
 
 
 use rule score as reva_imagenet_c_score with:

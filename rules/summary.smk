@@ -60,6 +60,8 @@ rule summary:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        label_note=label_space_note(LABEL_SPACE.name, LABEL_SPACE.classes),
     script:
         "../workflow_scripts/summary.py"
 

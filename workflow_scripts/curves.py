@@ -21,6 +21,7 @@ with job(snakemake.log[0], snakemake.threads, "curves") as log:
         min_coverage=binning["min_coverage"],
         min_units=snakemake.params.bootstrap["min_units"],
         right_anchor=binning["right_anchor"],
+        label_classes=snakemake.params.label_classes,
     )
     for row in metrics.to_pylist():
         log.info("%s %s-%d: R=%s [%s, %s] (resampled: %s)%s", row["corruption"], row["metric"],

@@ -22,6 +22,7 @@ with job(snakemake.log[0], snakemake.threads, "imagenet_c_metrics") as log:
         n_boot=snakemake.params.bootstrap["replicates"],
         seed=snakemake.params.seed,
         min_units=snakemake.params.bootstrap["min_units"],
+        label_classes=snakemake.params.label_classes,
     )
     log.info("%d ImageNet-C samples, %d property rows", outcomes.num_rows, metrics.num_rows)
     write_table(metrics, snakemake.output.metrics)

@@ -13,7 +13,8 @@ with job(snakemake.log[0], snakemake.threads, "rates") as log:
     inputs = snakemake.input
     outcomes = read_outcomes(inputs.index, inputs.scored, inputs.predictions, inputs.clean)
     binning = snakemake.params.binning
-    rates = rates_table(outcomes, bins=binning["bins"], min_count=binning["min_count"])
+    rates = rates_table(outcomes, bins=binning["bins"], min_count=binning["min_count"],
+                        label_classes=snakemake.params.label_classes)
     log.info("%d samples, %d rate rows", outcomes.num_rows, rates.num_rows)
     write_table(outcomes, snakemake.output.outcomes)
     write_table(rates, snakemake.output.rates)

@@ -21,6 +21,7 @@ with job(snakemake.log[0], snakemake.threads, "samples") as log:
             shard_size=sampling["shard_size"],
             shard=shard,
             spacing=sampling["spacing"],
+            side=snakemake.params.side,
         )
         write_table(table, path)
         log.info("shard %d: %d samples", shard, table.num_rows)

@@ -25,6 +25,7 @@ with job(snakemake.log[0], snakemake.threads, "score") as log:
             batch_size=params.vif["batch_size"],
             device=device,
             store_images=params.store_images,
+            small_images=params.small_images,
         )
         write_table(table, scored)
         log.info("%s: %d samples scored on %s (pixels %s)", scored, table.num_rows, device,

@@ -14,6 +14,7 @@ with job(snakemake.log[0], snakemake.threads, "summary") as log:
         read_tables(snakemake.input.metrics),
         human=read_tables(human) if human else None,
         imagenet_c=read_tables(imagenet_c) if imagenet_c else None,
+        label_note=snakemake.params.label_note,
     )
     log.info("%d summary rows", summary.num_rows)
     write_table(summary, snakemake.output.summary)

@@ -10,6 +10,7 @@ SHARDS = list(range(shard_count(config["sampling"]["n"], config["sampling"]["sha
 STORE_IMAGES = stores_images(
     config["scoring"]["store_images"],
     len(CORRUPTIONS) * (config["sampling"]["n"] + config["sampling"]["imagenet_c_n"]),
+    IMAGE_SIDE,
 )
 
 
@@ -50,7 +51,9 @@ def inference_runtime(wildcards, input):
 def uniform_definition(wildcards):
     """The registry's sampling definition of a corruption (uniform mode): a rule parameter, so
     that a change to its domains or spacing re-draws exactly that corruption's samples."""
-    return sampling_definition(wildcards.corruption, "uniform", config["sampling"]["spacing"])
+    return sampling_definition(
+        wildcards.corruption, "uniform", config["sampling"]["spacing"], side=IMAGE_SIDE
+    )
 
 
 def sample_shards(folder, shards):

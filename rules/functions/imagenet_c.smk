@@ -11,7 +11,7 @@ IC_SHARDS = list(range(shard_count(IC_N, config["sampling"]["shard_size"]))) if 
 def imagenet_c_definition(wildcards):
     """The registry's ImageNet-C severities of a corruption (a rule parameter, as for the
     uniform sample)."""
-    return sampling_definition(wildcards.corruption, "imagenet-c")
+    return sampling_definition(wildcards.corruption, "imagenet-c", side=IMAGE_SIDE)
 
 
 def imagenet_c_shards(kind):

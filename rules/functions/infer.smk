@@ -2,12 +2,15 @@
 
 
 def model_checkpoint(wildcards):
-    """The checkpoint a finetuned:<name> model is loaded from (nothing for registry models);
-    rules/finetune.smk builds it."""
+    """The checkpoint a finetuned:<name> or trained:<name> model is loaded from (nothing for
+    registry models); rules/finetune.smk and rules/train.smk build them."""
     name = MODELS[wildcards.model]
-    if not name.startswith("finetuned:"):
-        return []
-    return f"{RESULTS}/models/{name.partition(':')[2]}/checkpoint.pt"
+    kind, _, target = name.partition(":")
+    if kind == "finetuned":
+        return f"{RESULTS}/models/{target}/checkpoint.pt"
+    if kind == "trained" and not target.endswith(".pt"):
+        return f"{RESULTS}/models/{target}/model.pt"
+    return []
 
 
 def prediction_shards(wildcards):

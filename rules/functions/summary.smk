@@ -1,5 +1,7 @@
 # Globals, input functions and outputs of rules/summary.smk.
 
+from vcrbench.vcr.summary import label_space_note  # noqa: E402
+
 SUMMARY = f"{RESULTS}/metrics/summary.parquet"
 
 

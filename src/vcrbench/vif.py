@@ -645,7 +645,8 @@ def enlarge(images: np.ndarray, side: int = ENLARGED_SIDE) -> np.ndarray:
 
 
 def vif_small(reference: np.ndarray, distorted: np.ndarray, *, method: str = "enlarge",
-              precision: str = "fast", chunk_size: int = 32) -> np.ndarray:
+              precision: str = "fast", chunk_size: int = 32,
+              device: str | torch.device | None = None) -> np.ndarray:
     """VIF of pairs of small images (e.g. 32 x 32 CIFAR), (B,) float64.
 
     ``reference``, ``distorted``: (B, 3, h, w) uint8 RGB numpy arrays. ``method``:
@@ -668,7 +669,21 @@ def vif_small(reference: np.ndarray, distorted: np.ndarray, *, method: str = "en
                             f"{reference.shape} {reference.dtype}")
     if method == "enlarge":
         return vif(enlarge(reference), enlarge(distorted), precision=precision,
-                   chunk_size=chunk_size)
+                   chunk_size=chunk_size, device=device)
     side = min(reference.shape[-2:])
     levels = max((lv for lv in range(1, LEVELS + 1) if min_side(lv) <= side), default=1)
-    return vif(reference, distorted, precision=precision, chunk_size=chunk_size, levels=levels)
+    return vif(reference, distorted, precision=precision, chunk_size=chunk_size, levels=levels,
+               device=device)
+
+
+def vif_any_size(reference: np.ndarray, distorted: np.ndarray, *, small: str = "enlarge",
+                 precision: str = "fast", chunk_size: int = 32,
+                 device: str | torch.device | None = None) -> np.ndarray:
+    """VIF of (B, 3, H, W) uint8 RGB pairs of any size: the paper's :func:`vif` where the
+    4-level pyramid fits (``min_side(4)`` = 72 px and up: the same bytes as :func:`vif`), else
+    :func:`vif_small` with method ``small`` (``scoring.small_images``)."""
+    reference, distorted = np.asarray(reference), np.asarray(distorted)
+    if reference.ndim == 4 and min(reference.shape[-2:]) < min_side(LEVELS):
+        return vif_small(reference, distorted, method=small, precision=precision,
+                         chunk_size=chunk_size, device=device)
+    return vif(reference, distorted, precision=precision, chunk_size=chunk_size, device=device)

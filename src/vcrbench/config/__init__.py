@@ -36,6 +36,7 @@ from vcrbench.overlap.config import (
 )
 from vcrbench.reva.config import check_reva, reva_models
 from vcrbench.training.config import check_finetune
+from vcrbench.training.train_config import TRAINED_PREFIX, check_train, trained_names
 
 __all__ = ["evaluated_models", "model_slug", "validate_config"]
 
@@ -104,14 +105,51 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     check_finetune(config, train_keys=generated)
     check_overlap(config)
     check_reva(config)
+    check_train(config)
+    check_label_space(config)
+
+
+def check_label_space(config: Mapping[str, Any]) -> None:
+    """A run on CIFAR labels or at native size: only what works there (models trained in its
+    label space; no human data, which is in ImageNet's 16 categories; no fine-tuning, overlap or
+    REVa sections, which are built at 224 px so far)."""
+    from vcrbench.data.datasets import NATIVE, label_space
+
+    dataset = config["dataset"]
+    space = label_space(dataset)
+    if space.name != "imagenet":
+        for name in evaluated_models(config):
+            if not name.startswith(TRAINED_PREFIX):
+                raise VcrbenchError(
+                    f"config: model {name!r} classifies ImageNet's 1000 classes but the dataset "
+                    f"has {space.name} labels ({space.classes} classes); evaluate models trained "
+                    "here on them (a train entry, model trained:<name>)"
+                )
+        if config["human"] or config["human_discrimination"]:
+            raise VcrbenchError(
+                f"config: human data are answers in ImageNet's 16 categories; the dataset has "
+                f"{space.name} labels, so remove human and human_discrimination"
+            )
+    if dataset["size"] == NATIVE or space.name != "imagenet":
+        for key, on in (("finetune", bool(config["finetune"])),
+                        ("overlap.candidates", bool(config["overlap"]["candidates"])),
+                        ("reva.enabled", config["reva"]["enabled"])):
+            if on:
+                raise VcrbenchError(
+                    f"config: {key} is set but the dataset is {space.name} at size "
+                    f"{dataset['size']}; fine-tuning, the overlap report and REVa run on 224 px "
+                    "ImageNet-labelled images so far (docs/cifar.md, 'Not built yet')"
+                )
 
 
 def evaluated_models(config: Mapping[str, Any]) -> list[str]:
-    """The models a run evaluates: ``models``, then each fine-tuning entry's base and
+    """The models a run evaluates: ``models``, then each train entry's ``trained:<name>``, then
+    each fine-tuning entry's base and
     ``finetuned:<name>`` (in entry order), then the overlap report's CE baseline, then the REVa
     ranking model and transfer source; no repeats."""
     models = list(config["models"])
-    extra = [name for entry in config["finetune"]
+    extra = trained_names(config)
+    extra += [name for entry in config["finetune"]
              for name in (entry["base"], f"finetuned:{entry['name']}")]
     if config["overlap"]["candidates"]:
         extra.append(baseline(config["overlap"]))

@@ -2,7 +2,9 @@
 
 Preparation (docs/architecture.md, "Contracts"): decode, convert to RGB, resize so the short
 side is 256 px (bilinear, antialiased), centre-crop 224 x 224, uint8. Corruptions, VIF and every
-model see that array.
+model see that array. A data set at its native size (``dataset.size: native``, e.g. CIFAR's
+32 x 32) is only decoded and converted to RGB: every image must have the same square size, which
+every later stage takes from the data.
 
 Sources:
 
@@ -13,11 +15,21 @@ Sources:
   from the parent folder name or a ``<WNID>_`` file-name prefix, when there is one.
 - ``imagenet-val``: the ILSVRC2012 validation set, either in WNID subfolders or flat
   ``ILSVRC2012_val_XXXXXXXX.JPEG`` files with a ground-truth file (``dataset.labels``).
+- ``cifar10`` / ``cifar100``: one split (``dataset.split``) of the python version users download
+  (:mod:`vcrbench.data.cifar`); the index path of image ``test-00042`` is
+  ``cifar10://<folder>#test-00042``, and its label is the CIFAR class (CIFAR-100: the fine label;
+  the coarse one is the index's extra ``coarse_label`` column).
+
+Label spaces (:func:`label_space`): ImageNet-1k for builtin, imagenet-val and imagefolder (WNID
+folder names), CIFAR-10's 10 classes for ``cifar10`` and for an imagefolder with
+``dataset.classes: cifar10`` (class-name folders, the shared JPEG copy), CIFAR-100's 100 fine
+classes for ``cifar100``. Only ImageNet labels have a 16-class category.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -34,6 +46,13 @@ log = logging.getLogger(__name__)
 #: Side of the stored square image (px) and the short side it is cropped from.
 IMAGE_SIZE = 224
 RESIZE_SHORT_SIDE = 256
+#: ``dataset.size``: the prepared 224 crop, or the images as they are.
+NATIVE = "native"
+#: Schema metadata keys of an index whose images keep their native size (``native``, and the
+#: side in px).
+SIZE_METADATA = b"vcrbench.image_size"
+SIDE_METADATA = b"vcrbench.image_side"
+CIFAR_SOURCES = ("cifar10", "cifar100")
 #: Largest accepted image (pixels): a larger header is treated as a decompression bomb.
 MAX_PIXELS = 16_000 * 16_000
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".gif"}
@@ -52,12 +71,42 @@ INDEX_SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True)
+class LabelSpace:
+    """The classes the labels of a data set (and its models' outputs) index.
+
+    Attributes:
+        name: ``imagenet``, ``cifar10`` or ``cifar100``.
+        classes: how many (1000, 10, 100).
+    """
+
+    name: str
+    classes: int
+
+    @property
+    def has_categories16(self) -> bool:
+        """Whether labels map to the 16 categories of the human experiments (ImageNet only)."""
+        return self.name == "imagenet"
+
+
+LABEL_SPACES = {"imagenet": LabelSpace("imagenet", 1000), "cifar10": LabelSpace("cifar10", 10),
+                "cifar100": LabelSpace("cifar100", 100)}
+
+
+def label_space(dataset: dict) -> LabelSpace:
+    """The label space of a validated config dataset block."""
+    if dataset["source"] in CIFAR_SOURCES:
+        return LABEL_SPACES[dataset["source"]]
+    return LABEL_SPACES[dataset.get("classes", "imagenet")]
+
+
+@dataclass(frozen=True)
 class IndexEntry:
     image_id: str
     path: str
     label: int
     wnid: str | None
     category16: int
+    coarse_label: int | None = None  # CIFAR-100's superclass, None elsewhere
 
 
 def _builtin_images() -> dict[str, tuple[str, str | None]]:
@@ -109,8 +158,9 @@ def to_rgb(image: Image.Image) -> Image.Image:
     return image.convert("RGB")
 
 
-def prepare_pil(image: Image.Image) -> np.ndarray:
-    """Resize (short side 256, bilinear) and centre-crop a PIL image: (224, 224, 3) uint8 RGB."""
+def prepare_pil(image: Image.Image, size: int | str = IMAGE_SIZE) -> np.ndarray:
+    """Resize (short side 256, bilinear) and centre-crop a PIL image: (224, 224, 3) uint8 RGB;
+    with ``size`` ``"native"`` the image as it is, (H, W, 3) uint8 RGB."""
     image = to_rgb(image)
     width, height = image.size
     if min(width, height) < 32:
@@ -118,6 +168,10 @@ def prepare_pil(image: Image.Image) -> np.ndarray:
             f"image is {width}x{height} px; at least 32 px per side is needed (remove it, or set "
             "dataset.skip_unreadable: true to skip such files)"
         )
+    if size == NATIVE:
+        return np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
+    if size != IMAGE_SIZE:
+        raise VcrbenchError(f"image size {size!r} is not one of {IMAGE_SIZE}, {NATIVE}")
     scale = RESIZE_SHORT_SIDE / min(width, height)
     size = (
         (RESIZE_SHORT_SIDE, int(height * scale))
@@ -131,15 +185,43 @@ def prepare_pil(image: Image.Image) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
 
 
-def prepare_image(path: str | Path) -> np.ndarray:
-    """Decode one image file (or ``builtin:<spec>``) and prepare it: (224, 224, 3) uint8 RGB.
+def cifar_path(dataset: str, folder: str | Path, image_id: str) -> str:
+    """The index path of one image of the python version of CIFAR (``dataset``)."""
+    return f"{dataset}://{Path(folder).resolve()}#{image_id}"
+
+
+@functools.lru_cache(maxsize=4)
+def _cifar_split(dataset: str, folder: str, split: str):
+    """One split of the python version and its id -> row map, read once per process."""
+    from vcrbench.data.cifar import read_cifar_python
+
+    data = read_cifar_python(folder, dataset, split)
+    return data, {image_id: i for i, image_id in enumerate(data.image_ids)}
+
+
+def _cifar_image(path: str) -> np.ndarray:
+    """The (32, 32, 3) uint8 image of a ``cifar10://<folder>#<split>-<n>`` index path."""
+    dataset, _, rest = path.partition("://")
+    folder, _, image_id = rest.rpartition("#")
+    data, row = _cifar_split(dataset, folder, image_id.partition("-")[0])
+    if image_id not in row:
+        raise VcrbenchError(f"{path}: no image {image_id} in {folder}; rebuild the index")
+    return data.images[row[image_id]]
+
+
+def prepare_image(path: str | Path, size: int | str = IMAGE_SIZE) -> np.ndarray:
+    """Decode one image file (or ``builtin:<spec>``, ``cifar10://…``) and prepare it:
+    (224, 224, 3) uint8 RGB, or (H, W, 3) as it is with ``size`` ``"native"``.
 
     Raises :class:`VcrbenchError` naming the file when it cannot be decoded, is truncated, is
     too large (decompression bomb) or too small.
     """
     path = str(path)
     if path.startswith("builtin:"):
-        return prepare_pil(_open_builtin(path.removeprefix("builtin:")))
+        return prepare_pil(_open_builtin(path.removeprefix("builtin:")), size)
+    if path.startswith(tuple(f"{d}://" for d in CIFAR_SOURCES)):
+        image = _cifar_image(path)
+        return image.copy() if size == NATIVE else prepare_pil(Image.fromarray(image), size)
     ImageFile.LOAD_TRUNCATED_IMAGES = False
     # Our own limit (MAX_PIXELS, checked from the header before decoding) replaces PIL's, which
     # would otherwise reject anything above 89 megapixels with a less helpful message.
@@ -155,7 +237,7 @@ def prepare_image(path: str | Path) -> np.ndarray:
                     "dataset.skip_unreadable: true to skip such files"
                 )
             image.load()
-            return prepare_pil(image)
+            return prepare_pil(image, size)
     except VcrbenchError as error:
         if str(error).startswith(path):
             raise
@@ -213,13 +295,48 @@ def _builtin_index() -> list[IndexEntry]:
     return entries
 
 
-def _imagefolder_index(root: Path) -> list[IndexEntry]:
+def _imagefolder_index(root: Path, classes: str = "imagenet") -> list[IndexEntry]:
+    if classes != "imagenet":
+        return _class_folder_index(root, classes)
     entries = []
     for path in _image_files(root):
         label, wnid, category16 = _label_of_wnid(_wnid_of_path(path, root))
         image_id = path.relative_to(root).with_suffix("").as_posix()
         entries.append(IndexEntry(image_id, str(path), label, wnid, category16))
     return entries
+
+
+def _class_folder_index(root: Path, classes: str) -> list[IndexEntry]:
+    """An imagefolder whose parent folder names are class names of ``classes`` (cifar10)."""
+    from vcrbench.data.cifar import CIFAR10_CLASSES
+
+    if classes != "cifar10":
+        raise VcrbenchError(f"dataset.classes {classes!r}: class-name folders are known for "
+                            "cifar10 only; use source cifar100 for CIFAR-100's python version")
+    entries = []
+    for path in _image_files(root):
+        name = path.parent.name
+        if name not in CIFAR10_CLASSES:
+            raise VcrbenchError(
+                f"{path}: its folder {name!r} is not a CIFAR-10 class ({', '.join(CIFAR10_CLASSES)}"
+                "); with dataset.classes: cifar10 every image sits in a folder named after its "
+                "class"
+            )
+        image_id = path.relative_to(root).with_suffix("").as_posix()
+        entries.append(IndexEntry(image_id, str(path), CIFAR10_CLASSES.index(name), None, -1))
+    return entries
+
+
+def _cifar_index(dataset: str, root: Path, split: str) -> list[IndexEntry]:
+    """Every image of one split of the python version (labels read from its pickles)."""
+    from vcrbench.data.cifar import cifar_folder
+
+    folder = cifar_folder(root, dataset)
+    data, _ = _cifar_split(dataset, str(folder.resolve()), split)
+    coarse = data.coarse_labels
+    return [IndexEntry(image_id, cifar_path(dataset, folder, image_id), int(label), None, -1,
+                       None if coarse is None else int(coarse[i]))
+            for i, (image_id, label) in enumerate(zip(data.image_ids, data.labels, strict=True))]
 
 
 def _read_ground_truth(path: Path) -> dict[str, str]:
@@ -274,19 +391,26 @@ def list_entries(
     limit: int | None = None,
     categories16_only: bool = False,
     exclude_categories16: bool = False,
+    classes: str = "imagenet",
+    split: str = "test",
+    per_class: int | None = None,
 ) -> list[IndexEntry]:
-    """The entries :func:`build_index` keeps, from file names alone (nothing is decoded), sorted
-    by ``image_id``: cheap enough for config checks that need a data set's size or image ids
-    before any job (an unreadable file is found only by :func:`build_index`)."""
+    """The entries :func:`build_index` keeps, from file names alone (nothing is decoded; the
+    CIFAR pickles are read), sorted by ``image_id``: cheap enough for config checks that need a
+    data set's size or image ids before any job (an unreadable file is found only by
+    :func:`build_index`)."""
     if source == "builtin":
         entries = _builtin_index()
     elif source == "imagefolder":
-        entries = _imagefolder_index(Path(path))
+        entries = _imagefolder_index(Path(path), classes)
     elif source == "imagenet-val":
         entries = _imagenet_val_index(Path(path), labels)
+    elif source in CIFAR_SOURCES:
+        entries = _cifar_index(source, Path(path), split)
     else:
         raise VcrbenchError(
-            f"dataset.source {source!r} unknown; use builtin, imagefolder or imagenet-val"
+            f"dataset.source {source!r} unknown; use builtin, imagefolder, imagenet-val, "
+            "cifar10 or cifar100"
         )
     entries.sort(key=lambda e: e.image_id)
     if categories16_only:
@@ -303,9 +427,48 @@ def list_entries(
                 f"dataset {source} {path or ''}: every image belongs to the 16 categories "
                 "(exclude_categories16: true) and none is left"
             )
+    if per_class is not None:
+        seen: dict[int, int] = {}
+        kept = []
+        for entry in entries:
+            if entry.label >= 0 and seen.get(entry.label, 0) < per_class:
+                seen[entry.label] = seen.get(entry.label, 0) + 1
+                kept.append(entry)
+        if not kept:
+            raise VcrbenchError(f"dataset {source} {path or ''}: per_class keeps labelled images "
+                                "only, and none has a label")
+        entries = kept
     if limit is not None:
         entries = entries[:limit]
     return entries
+
+
+def dataset_side(dataset: dict) -> int:
+    """The side (px) of the images a validated config dataset block prepares, before any job:
+    224, or for ``size: native`` 32 for CIFAR sources and the first image's (header only) for a
+    folder (that every image shares it is checked when the index is built)."""
+    if dataset.get("size", IMAGE_SIZE) != NATIVE:
+        return IMAGE_SIZE
+    if dataset["source"] in CIFAR_SOURCES:
+        from vcrbench.data.cifar import CIFAR_SIZE
+
+        return CIFAR_SIZE
+    entries = list_entries_from_config({**dataset, "limit": 1})
+    if not entries:
+        raise VcrbenchError(f"dataset {dataset['source']} {dataset['path'] or ''}: no images")
+    path = entries[0].path
+    if path.startswith("builtin:"):
+        width, height = _open_builtin(path.removeprefix("builtin:")).size
+    else:
+        try:
+            with Image.open(path) as image:
+                width, height = image.size
+        except (UnidentifiedImageError, OSError) as error:
+            raise VcrbenchError(f"{path}: cannot read this image ({error})") from None
+    if width != height:
+        raise VcrbenchError(f"{path}: image is {width}x{height} px; dataset.size: native needs "
+                            "square images of one size (or use dataset.size: 224)")
+    return width
 
 
 def list_entries_from_config(dataset: dict) -> list[IndexEntry]:
@@ -317,6 +480,9 @@ def list_entries_from_config(dataset: dict) -> list[IndexEntry]:
         limit=dataset["limit"],
         categories16_only=dataset["categories16_only"],
         exclude_categories16=dataset["exclude_categories16"],
+        classes=dataset.get("classes", "imagenet"),
+        split=dataset.get("split", "test"),
+        per_class=dataset.get("per_class"),
     )
 
 
@@ -329,31 +495,83 @@ def build_index(
     skip_unreadable: bool = False,
     categories16_only: bool = False,
     exclude_categories16: bool = False,
+    classes: str = "imagenet",
+    split: str = "test",
+    size: int | str = IMAGE_SIZE,
+    per_class: int | None = None,
 ) -> tuple[pa.Table, int]:
     """The dataset index as a table (:data:`INDEX_SCHEMA`) and the number of skipped images.
 
     Every image is decoded once here, so a corrupt file stops the run at its first stage
     (or is skipped and logged with ``skip_unreadable``). ``categories16_only`` keeps the images
     of the 16 human-experiment categories (before ``limit``), ``exclude_categories16`` the others.
+    With ``size`` ``"native"`` every image must have the first one's square size (an image of
+    another size is an error, never skipped), and the table's schema metadata says so
+    (:func:`index_size`); CIFAR-100's index has a ``coarse_label`` (int8) column.
     """
     entries = list_entries(source, path, labels=labels, limit=limit,
                            categories16_only=categories16_only,
-                           exclude_categories16=exclude_categories16)
-    kept, skipped = [], 0
+                           exclude_categories16=exclude_categories16, classes=classes,
+                           split=split, per_class=per_class)
+    kept, skipped, shape = [], 0, None
     for entry in entries:
         try:
-            prepare_image(entry.path)
+            image = prepare_image(entry.path, size)
         except VcrbenchError as error:
             if not skip_unreadable:
                 raise
             skipped += 1
             log.warning("skipped unreadable image: %s", error)
             continue
+        if size == NATIVE:
+            shape = _check_native_shape(entry, image.shape, shape, kept)
         kept.append(entry)
     if not kept:
         raise VcrbenchError(f"dataset {source} {path or ''}: no readable images")
-    table = pa.Table.from_pylist([e.__dict__ for e in kept], schema=INDEX_SCHEMA)
+    schema = INDEX_SCHEMA
+    if source == "cifar100":
+        schema = schema.append(pa.field("coarse_label", pa.int8(), nullable=False))
+    rows = [{k: v for k, v in e.__dict__.items() if k in schema.names} for e in kept]
+    table = pa.Table.from_pylist(rows, schema=schema)
+    if size == NATIVE:
+        table = table.replace_schema_metadata({SIZE_METADATA: NATIVE.encode(),
+                                               SIDE_METADATA: str(shape[0]).encode()})
     return table, skipped
+
+
+def _check_native_shape(entry: IndexEntry, shape: tuple, first: tuple | None,
+                        kept: list[IndexEntry]) -> tuple:
+    """The native size shared by every image so far; an error for a non-square image or one of
+    another size than the first."""
+    if shape[0] != shape[1]:
+        raise VcrbenchError(
+            f"{entry.path}: image is {shape[1]}x{shape[0]} px; dataset.size: native needs square "
+            "images of one size (crop them, or use dataset.size: 224)"
+        )
+    if first is not None and shape != first:
+        raise VcrbenchError(
+            f"{entry.path}: image is {shape[1]}x{shape[0]} px but {kept[0].path} is "
+            f"{first[1]}x{first[0]}; dataset.size: native needs every image at one size (remove "
+            "or resize it, or use dataset.size: 224)"
+        )
+    return shape
+
+
+def index_size(index: pa.Table) -> int | str:
+    """``"native"`` for an index of native-size images (:func:`build_index`), else 224."""
+    metadata = index.schema.metadata or {}
+    return NATIVE if metadata.get(SIZE_METADATA) == NATIVE.encode() else IMAGE_SIZE
+
+
+def index_side(index: pa.Table) -> int:
+    """The side (px) of the prepared images of an index: 224, or the native side it records."""
+    metadata = index.schema.metadata or {}
+    if index_size(index) != NATIVE:
+        return IMAGE_SIZE
+    if SIDE_METADATA not in metadata:
+        raise VcrbenchError("a native-size index without its image side; delete it and re-run "
+                            "to rebuild it")
+    return int(metadata[SIDE_METADATA])
 
 
 def build_index_from_config(dataset: dict) -> tuple[pa.Table, int]:
@@ -366,12 +584,20 @@ def build_index_from_config(dataset: dict) -> tuple[pa.Table, int]:
         skip_unreadable=dataset["skip_unreadable"],
         categories16_only=dataset["categories16_only"],
         exclude_categories16=dataset["exclude_categories16"],
+        classes=dataset.get("classes", "imagenet"),
+        split=dataset.get("split", "test"),
+        size=dataset.get("size", IMAGE_SIZE),
+        per_class=dataset.get("per_class"),
     )
 
 
-def load_images(paths: list[str]) -> np.ndarray:
-    """Prepared images for a list of index paths: (N, 224, 224, 3) uint8."""
-    out = np.empty((len(paths), IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
-    for i, path in enumerate(paths):
-        out[i] = prepare_image(path)
-    return out
+def load_images(paths: list[str], size: int | str = IMAGE_SIZE) -> np.ndarray:
+    """Prepared images for a list of index paths: (N, 224, 224, 3) uint8 (native: (N, H, W, 3),
+    every image at one size)."""
+    images = [prepare_image(path, size) for path in paths]
+    if not images:
+        return np.empty((0, IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.uint8)
+    if len({image.shape for image in images}) > 1:
+        raise VcrbenchError("images of several sizes cannot be stacked; a native-size data set "
+                            "needs every image at one size")
+    return np.stack(images)

@@ -18,13 +18,20 @@ import pyarrow.compute as pc
 from vcrbench.core.tables import read_table, read_tables
 from vcrbench.errors import VcrbenchError
 
-#: Each property (:mod:`vcrbench.core.properties`) -> (outcome column, clean-outcome column).
+#: Each property of an ImageNet run (:mod:`vcrbench.core.properties`) -> (outcome column,
+#: clean-outcome column); :func:`outcome_columns` for any label space.
 OUTCOME_COLUMNS: dict[tuple[str, int], tuple[str, str | None]] = {
     ("accuracy", 1000): ("correct", "clean_correct"),
     ("consistency", 1000): ("consistent", None),
     ("accuracy", 16): ("correct16", "clean_correct16"),
     ("consistency", 16): ("consistent16", None),
 }
+
+
+def outcome_columns(metric: str, classes: int) -> tuple[str, str | None]:
+    """(outcome column, clean-outcome column) of a property: the 16-class columns for 16, the
+    label space's own (``correct``, ``consistent``) for any other count (1000, 10, 100)."""
+    return OUTCOME_COLUMNS[(metric, 16 if classes == 16 else 1000)]
 
 
 def _masked(values: np.ndarray, known: np.ndarray) -> pa.Array:
@@ -97,7 +104,7 @@ def property_samples(outcomes: pa.Table, metric: str, classes: int) -> PropertyS
     """Δv, success, clean success (None for consistency) and image of the samples that have the
     property. Samples without a label in that space are left out of accuracy.
     """
-    column, clean_column = OUTCOME_COLUMNS[(metric, classes)]
+    column, clean_column = outcome_columns(metric, classes)
     success = outcomes.column(column)
     keep = pc.is_valid(success).to_numpy(zero_copy_only=False)
     dv = outcomes.column("dv").to_numpy()[keep]

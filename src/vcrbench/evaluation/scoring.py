@@ -53,9 +53,9 @@ SCORED_SCHEMA_NO_PIXELS = pa.schema([f for f in SCORED_SCHEMA if f.name != "imag
 AUTO_STORE_LIMIT_BYTES = 10**9
 
 
-def stores_images(setting: bool | str, n_samples: int) -> bool:
+def stores_images(setting: bool | str, n_samples: int, side: int = IMAGE_SIZE) -> bool:
     """Whether scored shards keep their pixels: ``scoring.store_images`` (``true``, ``false``
-    or ``auto``) for a run that scores ``n_samples`` corrupted images in all.
+    or ``auto``) for a run that scores ``n_samples`` corrupted images of ``side`` px in all.
 
     ``auto`` stores them while the run's raw pixels stay under :data:`AUTO_STORE_LIMIT_BYTES`:
     there a shard is self-contained and inference reads instead of re-corrupting, at a disk cost
@@ -64,7 +64,7 @@ def stores_images(setting: bool | str, n_samples: int) -> bool:
     re-corrupting costs a few ms per image and model.
     """
     if setting == "auto":
-        return n_samples * IMAGE_SIZE * IMAGE_SIZE * 3 <= AUTO_STORE_LIMIT_BYTES
+        return n_samples * side * side * 3 <= AUTO_STORE_LIMIT_BYTES
     if isinstance(setting, bool):
         return setting
     raise VcrbenchError(f"scoring.store_images is true, false or auto, got {setting!r}")
@@ -75,9 +75,12 @@ def pixel_checksum(image: np.ndarray) -> str:
     return hashlib.blake2b(np.ascontiguousarray(image).tobytes(), digest_size=16).hexdigest()
 
 
-def decode_images(column: pa.ChunkedArray | pa.Array, size: int = IMAGE_SIZE) -> np.ndarray:
-    """Stored ``image`` bytes back to pixels: (N, size, size, 3) uint8."""
+def decode_images(column: pa.ChunkedArray | pa.Array, size: int | None = None) -> np.ndarray:
+    """Stored ``image`` bytes back to pixels: (N, size, size, 3) uint8; ``size`` None: the
+    side of square images, from the first one's byte count."""
     values = column.to_pylist()
+    if size is None:
+        size = int(round((len(values[0]) / 3) ** 0.5)) if values else IMAGE_SIZE
     out = np.empty((len(values), size, size, 3), dtype=np.uint8)
     for i, raw in enumerate(values):
         if len(raw) != size * size * 3:
@@ -104,7 +107,7 @@ def corrupted_batches(
     device: str | torch.device = "cpu",
 ) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
     """Corrupt a samples shard batch by batch: ``(rows, clean, corrupted)`` with ``rows`` the
-    slice of the shard and both images ``(B, 224, 224, 3)`` uint8."""
+    slice of the shard and both images ``(B, S, S, 3)`` uint8 (S = 224, or the native size)."""
     from vcrbench.corruptions import corrupt_uint8
 
     device = torch.device(device)
@@ -132,13 +135,15 @@ def score_shard(
     batch_size: int = 32,
     device: str | torch.device = "cpu",
     store_images: bool = True,
+    small_images: str = "enlarge",
 ) -> pa.Table:
     """Corrupt and score every sample of a shard (see the module docstring for the schema).
 
     ``clean``: the prepared images (a store, or an index table whose files are decoded here);
-    ``store_images``: keep the corrupted pixels in the table.
+    ``store_images``: keep the corrupted pixels in the table; ``small_images``: how images too
+    small for the paper's VIF are scored (:func:`vcrbench.vif.vif_any_size`).
     """
-    from vcrbench.vif import delta_v, vif
+    from vcrbench.vif import delta_v, vif_any_size
 
     if isinstance(clean, pa.Table):
         clean = DecodedImages(clean)
@@ -147,9 +152,10 @@ def score_shard(
     progress = Progress(f"score {shard_corruption(samples)}", samples.num_rows, "samples")
     for rows, original, corrupted in corrupted_batches(samples, clean, batch_size=batch_size,
                                                        device=device):
-        ref = torch.from_numpy(original).permute(0, 3, 1, 2)
-        dist = torch.from_numpy(corrupted).permute(0, 3, 1, 2)
-        vifs.append(vif(ref, dist, precision=vif_precision, device=device, chunk_size=batch_size))
+        ref = original.transpose(0, 3, 1, 2)
+        dist = corrupted.transpose(0, 3, 1, 2)
+        vifs.append(vif_any_size(ref, dist, small=small_images, precision=vif_precision,
+                                 device=device, chunk_size=batch_size))
         for image in corrupted:
             checksums.append(pixel_checksum(image))
             if store_images:
@@ -177,7 +183,7 @@ def regenerate_images(
     device: str | torch.device = "cpu",
 ) -> np.ndarray:
     """The corrupted images of a scored shard stored without pixels, made again from its
-    samples shard and checked against the stored checksums: (N, 224, 224, 3) uint8.
+    samples shard and checked against the stored checksums: (N, S, S, 3) uint8.
 
     Raises :class:`VcrbenchError` when a regenerated image differs from the one that was scored
     (the corruption ran on another device type or torch build than the scoring job).
@@ -187,9 +193,11 @@ def regenerate_images(
         raise VcrbenchError("the samples shard and the scored shard hold different samples; "
                             "delete the scored shard and re-run to regenerate it")
     checksums = scored.column("checksum").to_pylist()
-    out = np.empty((len(sample_ids), IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
+    out: np.ndarray | None = None
     for rows, _, corrupted in corrupted_batches(samples, clean, batch_size=batch_size,
                                                 device=device):
+        if out is None:
+            out = np.empty((len(sample_ids), *corrupted.shape[1:]), np.uint8)
         out[rows] = corrupted
         for i, image in zip(range(rows.start, rows.stop), corrupted, strict=True):
             if pixel_checksum(image) != checksums[i]:
@@ -200,7 +208,7 @@ def regenerate_images(
                     "scored, or set scoring.store_images: true and delete the scored shards so "
                     "that they are made again with their pixels"
                 )
-    return out
+    return out if out is not None else np.empty((0, IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
 
 
 def score_images(
@@ -212,11 +220,12 @@ def score_images(
     vif_precision: str = "fast",
     batch_size: int = 32,
     device: str | torch.device = "cpu",
+    small_images: str = "enlarge",
 ) -> pa.Table:
     """A scored table (module docstring) of images changed by something other than a registry
-    corruption (e.g. adversarial images): ``clean`` and ``changed`` are ``(N, 224, 224, 3)``
+    corruption (e.g. adversarial images): ``clean`` and ``changed`` are ``(N, S, S, 3)``
     uint8, row ``i`` the same image before and after."""
-    from vcrbench.vif import delta_v, vif
+    from vcrbench.vif import delta_v, vif_any_size
 
     device = torch.device(device)
     if clean.shape != changed.shape or clean.dtype != np.uint8 or changed.dtype != np.uint8:
@@ -225,9 +234,10 @@ def score_images(
     vifs = []
     for start in range(0, len(image_ids), batch_size):
         stop = min(start + batch_size, len(image_ids))
-        ref = torch.from_numpy(clean[start:stop]).permute(0, 3, 1, 2)
-        dist = torch.from_numpy(changed[start:stop]).permute(0, 3, 1, 2)
-        vifs.append(vif(ref, dist, precision=vif_precision, device=device, chunk_size=batch_size))
+        ref = clean[start:stop].transpose(0, 3, 1, 2)
+        dist = changed[start:stop].transpose(0, 3, 1, 2)
+        vifs.append(vif_any_size(ref, dist, small=small_images, precision=vif_precision,
+                                 device=device, chunk_size=batch_size))
     vif_values = np.concatenate(vifs) if vifs else np.empty(0)
     return pa.table(
         {

@@ -28,12 +28,19 @@ import pyarrow as pa  # noqa: E402
 from vcrbench.core.files import atomic_write  # noqa: E402
 from vcrbench.core.properties import select  # noqa: E402
 
+#: The properties of an ImageNet run, in table order (others: :func:`property_title`).
 PROPERTY_TITLES = {
     ("accuracy", 1000): "accuracy $s_a$, 1000 classes",
     ("consistency", 1000): "consistency $s_p$, 1000 classes",
     ("accuracy", 16): "accuracy $s_a$, 16 classes",
     ("consistency", 16): "consistency $s_p$, 16 classes",
 }
+
+
+def property_title(prop: tuple[str, int]) -> str:
+    """A panel title of any property, e.g. ``accuracy $s_a$, 10 classes``."""
+    metric, classes = prop
+    return f"{metric} $s_{'a' if metric == 'accuracy' else 'p'}$, {classes} classes"
 #: y-axis label per metric: both are fractions of images (or human trials) in [0, 1].
 METRIC_LABELS = {
     "accuracy": "accuracy (fraction correct)",

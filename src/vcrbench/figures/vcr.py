@@ -13,7 +13,7 @@ import pyarrow as pa
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from vcrbench.core.properties import select
+from vcrbench.core.properties import select, table_properties
 from vcrbench.core.tables import read_table
 from vcrbench.curves.binning import bin_index, coverage, expected_coverage
 from vcrbench.errors import VcrbenchError
@@ -30,6 +30,7 @@ from vcrbench.figures.style import (
     model_colours,
     model_label,
     property_rows,
+    property_title,
     save_figure,
     unique_handles,
 )
@@ -110,8 +111,9 @@ def plot_curves(
     metrics = metrics or {}
     colours = model_colours(models or list(curves))
     tables = [*curves.values(), *([human] if human is not None else [])]
-    present = [p for p in PROPERTY_TITLES if any(property_rows(t, *p)["v"].size for t in tables)]
-    present = present or list(PROPERTY_TITLES)[:1]
+    candidates = table_properties(*tables) or list(PROPERTY_TITLES)[:1]
+    present = [p for p in candidates if any(property_rows(t, *p)["v"].size for t in tables)]
+    present = present or candidates[:1]
     cols = min(2, len(present))
     rows_n = math.ceil(len(present) / cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(5.6 * cols, 2.9 * rows_n + 0.9),
@@ -179,7 +181,7 @@ def plot_curves(
             for a, b in ((0.0, data_lo), (data_hi, 1.0)):
                 if b - a > 1e-3:
                     ax.axvspan(a, b, color="0.5", alpha=0.1, linewidth=0, zorder=0)
-        ax.set_title(PROPERTY_TITLES[prop], fontsize=10)
+        ax.set_title(property_title(prop), fontsize=10)
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.02, 1.02)
         ax.set_ylabel(METRIC_LABELS[prop[0]], fontsize=9)
@@ -331,8 +333,9 @@ def plot_robustness(
     data = summary.to_pylist()
     shown = sorted({r["model"] for r in data})
     colours = model_colours(models or shown)
-    props = [p for p in PROPERTY_TITLES if _has_values(select(summary, *p).column("R"))]
-    props = props or list(PROPERTY_TITLES)[:1]
+    candidates = table_properties(summary) or list(PROPERTY_TITLES)[:1]
+    props = [p for p in candidates if _has_values(select(summary, *p).column("R"))]
+    props = props or candidates[:1]
     corruptions = list(dict.fromkeys(r["corruption"] for r in data))
     cols = min(2, len(props))
     rows_n = math.ceil(len(props) / cols)
@@ -352,7 +355,7 @@ def plot_robustness(
         ax.set_yticks(np.linspace(0, 1, 6))
         ax.tick_params(axis="y", labelsize=8.5)
         ax.set_ylabel(r"$R$ = area under the curve", fontsize=9)
-        ax.set_title(PROPERTY_TITLES[prop], fontsize=10)
+        ax.set_title(property_title(prop), fontsize=10)
     for ax in list(axes.flat)[len(props) :]:
         ax.axis("off")
     legend_below(fig, *unique_handles(axes.flat))
@@ -380,8 +383,11 @@ def plot_r_vs_imagenet_c(
     """
     data = summary.to_pylist()
     colours = model_colours(models or {r["model"] for r in data})
-    chosen, rows = IMAGENET_C_PROPERTIES[0], []
-    for prop in IMAGENET_C_PROPERTIES:
+    own = [p for p in table_properties(summary) if p[1] != 16]
+    tried = ([("accuracy", own[0][1]), ("consistency", own[0][1])]
+             if own and own[0][1] != 1000 else IMAGENET_C_PROPERTIES)
+    chosen, rows = tried[0], []
+    for prop in tried:
         rows = [
             r for r in select(summary, *prop).to_pylist()
             if r["R"] is not None and r["imagenet_c_mean"] is not None
@@ -415,8 +421,9 @@ def plot_r_vs_imagenet_c(
     ax.set_ylabel(f"${symbol}$ = area under the {metric} curve (0–1)")
     ax.grid(alpha=0.3)
     title = f"${symbol}$ against ImageNet-C mean {metric}, {classes} classes"
-    if chosen != IMAGENET_C_PROPERTIES[0]:
-        title += "\n(no 1000-class accuracy: the images have no ImageNet labels)"
+    if chosen != tried[0]:
+        space = "ImageNet labels" if tried[0][1] == 1000 else "labels"
+        title += f"\n(no {tried[0][1]}-class accuracy: the images have no {space})"
     if not rows:
         title += "\n(no corruption has both R and an ImageNet-C mean)"
     ax.set_title(title, fontsize=10)

@@ -32,24 +32,28 @@ VERSION = 1
 MODELS_DIR_VARIABLE = "VCRBENCH_MODELS_DIR"
 
 
-def checkpoint_path(target: str, models_dir: str | Path | None) -> Path:
-    """The checkpoint of ``finetuned:<target>``: ``target`` itself when it is a ``.pt`` path,
-    else ``<models_dir>/<target>/checkpoint.pt`` (``models_dir`` defaults to
-    ``$VCRBENCH_MODELS_DIR``)."""
+#: The final file of a model of each kind in ``<models_dir>/<name>/``.
+MODEL_FILES = {"finetuned": "checkpoint.pt", "trained": "model.pt"}
+
+
+def checkpoint_path(target: str, models_dir: str | Path | None, kind: str = "finetuned") -> Path:
+    """The checkpoint of ``finetuned:<target>`` (``kind`` trained: of ``trained:<target>``):
+    ``target`` itself when it is a ``.pt`` path, else ``<models_dir>/<target>/checkpoint.pt``
+    (``model.pt``; ``models_dir`` defaults to ``$VCRBENCH_MODELS_DIR``)."""
     if target.endswith(".pt"):
         path = Path(target).expanduser()
     else:
         folder = models_dir or os.environ.get(MODELS_DIR_VARIABLE)
         if not folder:
             raise VcrbenchError(
-                f"finetuned:{target}: no models folder given; inside the workflow it is "
+                f"{kind}:{target}: no models folder given; inside the workflow it is "
                 f"results/<run>/models, elsewhere set {MODELS_DIR_VARIABLE} or use "
-                "finetuned:<path to checkpoint.pt>"
+                f"{kind}:<path to {MODEL_FILES[kind]}>"
             )
-        path = Path(folder) / target / "checkpoint.pt"
+        path = Path(folder) / target / MODEL_FILES[kind]
     if not path.is_file():
         raise VcrbenchError(
-            f"finetuned:{target}: no checkpoint at {path}; build it first "
+            f"{kind}:{target}: no checkpoint at {path}; build it first "
             f"(snakemake {path.as_posix()})"
         )
     return path

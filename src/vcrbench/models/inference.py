@@ -1,11 +1,12 @@
-"""Batched inference: uint8 images -> 1000-class top-1, its probability and the 16-class decision.
+"""Batched inference: uint8 images -> top-1 class, its probability and the 16-class decision.
 
 Decisions per image:
 
-- ``top1``: argmax of the (B, 1000) logits (ImageNet-1k label index, int16).
+- ``top1``: argmax of the (B, classes) logits (int16): the ImageNet-1k label index, or the class
+  of a model trained on another label space (``trained:``, e.g. CIFAR-10's 10).
 - ``p_top1``: softmax probability of ``top1`` (float32, softmax in float32).
 - ``top1_16``: :func:`vcrbench.data.imagenet16.decide_16` of the softmax probabilities (int8,
-  0..15).
+  0..15); -1 for a model without ImageNet's classes.
 
 The forward pass runs on an engine (:mod:`vcrbench.models.engines`): eager PyTorch (the
 reference, optionally compiled by ``torch.compile``) or OpenVINO on the CPU. Around it, per
@@ -94,7 +95,8 @@ def predict(
             current one runs; None: on CUDA only. Results are the same either way.
 
     Returns:
-        ``{"top1": int16 (N,), "top1_16": int8 (N,), "p_top1": float32 (N,)}``.
+        ``{"top1": int16 (N,), "top1_16": int8 (N,), "p_top1": float32 (N,)}``; ``top1`` indexes
+        the model's classes, ``top1_16`` is -1 for a model without ImageNet's 1000 classes.
     """
     batch = as_uint8_batch(images)
     n = batch.shape[0]
@@ -155,14 +157,17 @@ def predict_stream(
             x = apply_preprocessing(model.preprocessing, x)
             with autocast:
                 logits = runner.forward(x)
-            if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (len(host), 1000):
+            expected = (len(host), model.classes)
+            if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != expected:
                 shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits)
-                raise VcrbenchError(f"model {model.name}: expected (B, 1000) logits, got {shape}")
+                raise VcrbenchError(f"model {model.name}: expected (B, {model.classes}) logits, "
+                                    f"got {shape}")
             probabilities = torch.softmax(logits.float(), dim=1)
             p, index = probabilities.max(dim=1)
             top1.append(index.cpu().numpy().astype(np.int16))
             p_top1.append(p.cpu().numpy().astype(np.float32))
-            top1_16.append(decide_16(probabilities.cpu().numpy()).astype(np.int8))
+            top1_16.append(decide_16(probabilities.cpu().numpy()).astype(np.int8)
+                           if model.classes == 1000 else np.full(len(host), -1, np.int8))
             progress.advance(len(host))
     return {
         "top1": np.concatenate(top1) if top1 else np.empty(0, np.int16),

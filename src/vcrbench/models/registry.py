@@ -70,10 +70,12 @@ MODEL_FORMS: tuple[str, ...] = (
     "openclip:<arch>/<pretrained>  e.g. openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
     "file:<path.py>  a Python file defining `model` or `build_model()`",
     "finetuned:<name>  a model of the run's finetune list (or finetuned:<checkpoint.pt>)",
+    "trained:<name>  a model of the run's train list, trained from scratch (or "
+    "trained:<model.pt>)",
 )
 
 _KINDS = ("efficientnet-lite", "torchvision", "timm", "robustbench", "openclip", "file",
-          "finetuned")
+          "finetuned", "trained")
 _FINETUNED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "efficientnet-lite": {},
@@ -83,6 +85,7 @@ _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "openclip": {},
     "file": {},
     "finetuned": {},
+    "trained": {},
 }
 _LITE = re.compile(r"efficientnet-lite([012])")
 
@@ -111,7 +114,7 @@ class ModelSpec:
 
 @dataclass
 class LoadedModel:
-    """A ready classifier: ``module`` maps ``preprocessing(x)`` to (B, 1000) logits.
+    """A ready classifier: ``module`` maps ``preprocessing(x)`` to (B, classes) logits.
 
     Attributes:
         name: the model name as given to :func:`load_model`.
@@ -121,6 +124,8 @@ class LoadedModel:
         description: one line saying what was loaded (weights, source).
         engines: the inference engines built for it so far (:func:`vcrbench.models.engines.
             engine_for` keeps them here to reuse them).
+        classes: the number of outputs: 1000 (ImageNet-1k) for every kind but ``trained:``
+            (its data set's classes, e.g. 10 for CIFAR-10).
     """
 
     name: str
@@ -128,6 +133,7 @@ class LoadedModel:
     preprocessing: PreprocessFn
     description: str
     engines: dict = field(default_factory=dict, repr=False, compare=False)
+    classes: int = 1000
 
     @property
     def device(self) -> torch.device:
@@ -192,9 +198,10 @@ def parse_model_name(name: str) -> ModelSpec:
         if not path.is_file():
             raise VcrbenchError(f"model {name!r}: {path} does not exist")
         return ModelSpec(name, kind, rest)
-    if kind == "finetuned":
+    if kind in ("finetuned", "trained"):
         if not (_FINETUNED_NAME.fullmatch(rest) or rest.endswith(".pt")):
-            raise _unknown(name, "finetuned: needs a finetune entry name or a checkpoint .pt path")
+            entry = "a finetune" if kind == "finetuned" else "a train"
+            raise _unknown(name, f"{kind}: needs {entry} entry name or a checkpoint .pt path")
         return ModelSpec(name, kind, rest)
     target, _, query = rest.partition("?")
     if not target:
@@ -263,7 +270,12 @@ def load_model(
 
     spec = parse_model_name(name)
     options = spec.options
-    if spec.kind == "finetuned":
+    classes = 1000
+    if spec.kind == "trained":
+        from vcrbench.models.trained import load_trained
+
+        module, pre, description, classes = load_trained(spec.target, models_dir)
+    elif spec.kind == "finetuned":
         module, pre, description = _load_finetuned(spec.target, models_dir)
     elif spec.kind == "efficientnet-lite":
         module = efficientnet_lite.build(spec.target)
@@ -290,4 +302,4 @@ def load_model(
     else:
         module, pre, description = sources.load_file(spec.target)
     module = module.to(torch.device(device)).eval()
-    return LoadedModel(spec.name, module, pre, description)
+    return LoadedModel(spec.name, module, pre, description, classes=classes)

@@ -10,20 +10,23 @@ import pyarrow as pa
 from vcrbench.errors import VcrbenchError
 
 
-def check_training_index(train: pa.Table, evaluation: pa.Table, name: str) -> None:
+def check_training_index(train: pa.Table, evaluation: pa.Table, name: str, *,
+                         section: str = "finetune", compare_ids: bool = True) -> None:
     """Refuse a training set with unlabelled images or any image of the evaluation set (same
-    ``image_id`` or the same file)."""
+    ``image_id`` or the same file; ``compare_ids`` False: the same file only, for class folders
+    whose ids repeat across splits, e.g. ``airplane/0000`` in CIFAR's train and test folders).
+    ``section`` names the config section in messages (``finetune``, ``train``)."""
     labels = np.asarray(train.column("label").to_numpy())
     unlabelled = int((labels < 0).sum())
     if unlabelled:
         example = train.column("image_id")[int(np.flatnonzero(labels < 0)[0])].as_py()
         raise VcrbenchError(
-            f"finetune {name}: {unlabelled} of {train.num_rows} training images have no ImageNet "
+            f"{section} {name}: {unlabelled} of {train.num_rows} training images have no ImageNet "
             f"label (e.g. {example}); use a folder with WNID subfolders or '<WNID>_' file names"
         )
     shared = set(train.column("image_id").to_pylist()) & set(
         evaluation.column("image_id").to_pylist()
-    )
+    ) if compare_ids else set()
 
     def files(table: pa.Table) -> set[str]:
         return {
@@ -35,7 +38,7 @@ def check_training_index(train: pa.Table, evaluation: pa.Table, name: str) -> No
     if shared or same_files:
         examples = sorted(shared)[:3] or sorted(same_files)[:3]
         raise VcrbenchError(
-            f"finetune {name}: the training images overlap the evaluation images "
+            f"{section} {name}: the training images overlap the evaluation images "
             f"({len(shared)} shared image ids, {len(same_files)} shared files, e.g. "
             f"{', '.join(examples)}); training on evaluation images would inflate every metric. "
             "Use disjoint folders, or e.g. dataset.categories16_only with "

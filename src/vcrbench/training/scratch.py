@@ -29,11 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import torch
 from torch import nn
 
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
+from vcrbench.models.trained import FORMAT as TRAINED_FORMAT
+from vcrbench.models.trained import VERSION as TRAINED_VERSION
+from vcrbench.models.trained import read_trained
 from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
 
 SCHEDULES = ("cosine", "onecycle")
@@ -42,8 +46,8 @@ PRECISIONS = ("fp32", "bf16")
 SCRATCH_METHODS = ("standard",)
 #: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
 COSINE_FLOOR = 1e-6
-CHECKPOINT_FORMAT = "vcrbench-scratch"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_FORMAT = TRAINED_FORMAT
+CHECKPOINT_VERSION = TRAINED_VERSION
 
 
 @dataclass(frozen=True)
@@ -312,8 +316,14 @@ def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
     return float((p.argmax(1) == labels).double().mean())
 
 
-def save_state(state: TrainingState, path: str | Path) -> None:
-    """Write the state (weights, optimiser, log, recipe) atomically, every tensor on the CPU."""
+def save_state(state: TrainingState, path: str | Path, *, data: Mapping[str, Any] | None = None,
+               optimizer: bool = True) -> None:
+    """Write the state (weights, optimiser, log, recipe) atomically, every tensor on the CPU.
+
+    ``data``: what the model was trained on (stored as ``data``; the workflow's
+    ``{"label_space", "side", "name"}``, read by ``trained:<name>``); ``optimizer`` False leaves
+    the optimiser state out (a final model, not resumable).
+    """
     checkpoint = {
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
@@ -321,9 +331,16 @@ def save_state(state: TrainingState, path: str | Path) -> None:
         "epoch": state.epoch,
         "log": state.log,
         "state_dict": cpu_copy(state.model.state_dict()),
-        "optimizer": cpu_copy(state.optimizer.state_dict()),
+        "data": dict(data or {}),
     }
+    if optimizer:
+        checkpoint["optimizer"] = cpu_copy(state.optimizer.state_dict())
     save_checkpoint(checkpoint, path)
+
+
+def read_state_file(path: str | Path) -> dict[str, Any]:
+    """The checkpoint dict of :func:`save_state`, checked for its format."""
+    return read_trained(path)
 
 
 def load_state(path: str | Path, recipe: ScratchRecipe | None = None,
@@ -333,21 +350,62 @@ def load_state(path: str | Path, recipe: ScratchRecipe | None = None,
     With ``recipe``, a checkpoint trained with other settings is refused (only ``precision``
     may differ, so that a GPU-trained model can be evaluated on the CPU).
     """
-    path = Path(path)
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # torch raises many types for a damaged file
-        raise VcrbenchError(f"cannot read training checkpoint {path} ({error}); delete it "
-                            "to train that epoch again") from error
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
-        raise VcrbenchError(f"{path} is not a from-scratch training checkpoint of vcrbench")
+    checkpoint = read_state_file(path)
     stored = ScratchRecipe.from_dict(checkpoint["recipe"])
     if recipe is not None and replace(stored, precision=recipe.precision) != recipe:
         raise VcrbenchError(f"{path} was trained with other settings ({stored}); delete the "
                             "model's folder to train it again with the new ones")
     state = new_state(stored if recipe is None else recipe, device)
     state.model.load_state_dict(checkpoint["state_dict"])
+    if "optimizer" not in checkpoint:
+        raise VcrbenchError(f"{path} is a final model without its optimiser state; training "
+                            "resumes from the per-epoch states only")
     state.optimizer.load_state_dict(checkpoint["optimizer"])
     state.epoch = int(checkpoint["epoch"])
     state.log = list(checkpoint["log"])
     return state
+
+
+#: The training log of a from-scratch model (``models/<name>/training-log.parquet``), one row per
+#: epoch: the learning rate at its last step, the mean loss and accuracy on the training images
+#: as they were seen (augmented, before each step) and the top-1 accuracy on the run's evaluation
+#: images after the epoch (null without labels). (Times are in the job logs and benchmark files:
+#: they would make the table differ between identical runs.)
+SCRATCH_LOG_SCHEMA = pa.schema([
+    pa.field("epoch", pa.int64(), nullable=False),
+    pa.field("lr", pa.float64(), nullable=False),
+    pa.field("loss", pa.float64(), nullable=False),
+    pa.field("accuracy", pa.float64(), nullable=False),
+    pa.field("test_accuracy", pa.float64()),
+])
+
+
+def scratch_log(rows: list[dict[str, Any]]) -> pa.Table:
+    """The training log table (:data:`SCRATCH_LOG_SCHEMA`) of the epoch rows, by epoch."""
+    return pa.Table.from_pylist(sorted(rows, key=lambda row: row["epoch"]),
+                                schema=SCRATCH_LOG_SCHEMA)
+
+
+def labelled_images(index_path: str | Path, store_path: str | Path,
+                    device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """The prepared images of an index with a label, and their labels, on ``device``:
+    (N, S, S, 3) uint8 and (N,) int64 (images without a label, -1, are left out)."""
+    from vcrbench.core.tables import read_table
+    from vcrbench.data.prepared import PreparedImages
+
+    index = read_table(index_path)
+    labels = np.asarray(index.column("label").to_numpy(), np.int64)
+    images = PreparedImages(store_path, index).all()
+    keep = labels >= 0
+    return (torch.from_numpy(images[keep]).to(device),
+            torch.from_numpy(labels[keep]).to(device))
+
+
+def test_accuracy(state: TrainingState, index_path: str | Path, store_path: str | Path,
+                  device: str | torch.device = "cpu") -> float | None:
+    """Top-1 accuracy of the state's model on the labelled images of an index (the run's
+    evaluation images), or None when none has a label."""
+    images, labels = labelled_images(index_path, store_path, device)
+    if not len(labels):
+        return None
+    return accuracy(state.model, images, labels, state.recipe)

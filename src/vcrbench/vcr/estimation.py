@@ -27,7 +27,7 @@ import logging
 
 import pyarrow as pa
 
-from vcrbench.core.properties import PROPERTIES, chance_level
+from vcrbench.core.properties import IMAGENET_CLASSES, chance_level, properties
 from vcrbench.core.seeding import curve_bootstrap_seed
 from vcrbench.curves.binning import bin_rates
 from vcrbench.curves.bootstrap import estimate_curve
@@ -42,10 +42,12 @@ log = logging.getLogger(__name__)
 RIGHT_ANCHORS = ("chance", "none")
 
 
-def rates_table(outcomes: pa.Table, *, bins: int, min_count: int) -> pa.Table:
-    """Per-bin counts and rates of every property that has samples."""
+def rates_table(outcomes: pa.Table, *, bins: int, min_count: int,
+                label_classes: int = IMAGENET_CLASSES) -> pa.Table:
+    """Per-bin counts and rates of every property that has samples (``label_classes``: the
+    size of the data set's label space, :func:`~vcrbench.core.properties.properties`)."""
     tables = CurveTables()
-    for metric, classes in PROPERTIES:
+    for metric, classes in properties(label_classes):
         samples = property_samples(outcomes, metric, classes)
         if samples.dv.size == 0:
             continue
@@ -66,13 +68,16 @@ def fit_curves(
     min_coverage: float = DEFAULT_MIN_COVERAGE,
     min_units: int = DEFAULT_MIN_UNITS,
     right_anchor: str = "chance",
+    label_classes: int = IMAGENET_CLASSES,
 ) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """Fit every property's curve: (curves, replicates, metrics) tables (module docstring)."""
+    """Fit every property's curve: (curves, replicates, metrics) tables (module docstring);
+    ``label_classes`` as in :func:`rates_table` (the chance anchor of its properties is
+    ``1 / label_classes``)."""
     if right_anchor not in RIGHT_ANCHORS:
         raise VcrbenchError(f"binning.right_anchor must be one of {RIGHT_ANCHORS}, got "
                             f"{right_anchor!r}")
     tables = CurveTables()
-    for metric, classes in PROPERTIES:
+    for metric, classes in properties(label_classes):
         samples = property_samples(outcomes, metric, classes)
         if samples.dv.size == 0:
             continue

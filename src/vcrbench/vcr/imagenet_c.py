@@ -22,12 +22,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from vcrbench.core.properties import IMAGENET_CLASSES, properties
 from vcrbench.core.seeding import curve_bootstrap_seed
 from vcrbench.curves.binning import coverage
 from vcrbench.curves.bootstrap import metric_interval
 from vcrbench.curves.resampling import DEFAULT_MIN_UNITS, cluster_resampling
 from vcrbench.errors import VcrbenchError
-from vcrbench.evaluation.outcomes import OUTCOME_COLUMNS
+from vcrbench.evaluation.outcomes import outcome_columns
 from vcrbench.evaluation.samples import IMAGENET_C_LEVELS
 
 SEVERITY_COLUMNS = tuple(f"rate_s{s}" for s in range(1, IMAGENET_C_LEVELS + 1))
@@ -59,9 +60,10 @@ def severity_metrics(
     n_boot: int = 200,
     seed: int = 0,
     min_units: int = DEFAULT_MIN_UNITS,
+    label_classes: int = IMAGENET_CLASSES,
 ) -> pa.Table:
     """Per-severity rates and their mean, with its bootstrap interval, for every property
-    (module docstring).
+    (module docstring; ``label_classes``: the size of the data set's label space).
 
     Args:
         outcomes: per-sample outcomes (:func:`vcrbench.evaluation.outcomes.sample_outcomes`) of the
@@ -88,7 +90,8 @@ def severity_metrics(
     dv_all = outcomes.column("dv").to_numpy()
     cover = float(coverage(dv_all, bins=bins, min_count=min_count)) if dv_all.size else 0.0
     rows = []
-    for (metric, classes), (column, _) in OUTCOME_COLUMNS.items():
+    for metric, classes in properties(label_classes):
+        column, _ = outcome_columns(metric, classes)
         success = outcomes.column(column).to_numpy(zero_copy_only=False)
         known = np.array([v is not None for v in success])
         if not known.any():

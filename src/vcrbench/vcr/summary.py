@@ -60,12 +60,22 @@ def _lookup(extra: pa.Table | None, metrics: pa.Table, column: str,
     return pa.array([found.get(key) for key in keys], kind)
 
 
+def label_space_note(name: str, classes: int) -> str | None:
+    """What a run on a label space other than ImageNet-1k's lacks, for every summary row's
+    ``note`` (None for ImageNet)."""
+    if name == "imagenet":
+        return None
+    return (f"{name} labels ({classes} classes): no 16-class rows, no human comparison (the "
+            "human experiments answer in 16 categories of ImageNet classes)")
+
+
 def build_summary(metrics: pa.Table, human: pa.Table | None = None,
-                  imagenet_c: pa.Table | None = None) -> pa.Table:
+                  imagenet_c: pa.Table | None = None, label_note: str | None = None) -> pa.Table:
     """Per-model metrics joined with the human-relative and ImageNet-C columns (module docstring).
 
     ``human`` has KEYS, the HMRI / MRSI columns and ``human_source``; ``imagenet_c`` KEYS,
-    ``imagenet_c_mean`` (with ``_lo``, ``_hi``) and ``imagenet_c_coverage``.
+    ``imagenet_c_mean`` (with ``_lo``, ``_hi``) and ``imagenet_c_coverage``; ``label_note``
+    (:func:`label_space_note`) ends every row's note.
     """
     columns = {name: metrics.column(name) for name in metrics.column_names}
     for name in HUMAN_COLUMNS:
@@ -73,7 +83,7 @@ def build_summary(metrics: pa.Table, human: pa.Table | None = None,
     columns["human_source"] = _lookup(human, metrics, "human_source", pa.string())
     human_note = _lookup(human, metrics, "note", pa.string()).to_pylist()
     columns["note"] = pa.array(
-        ["; ".join(n for n in pair if n) or None
+        ["; ".join(n for n in (*pair, label_note) if n) or None
          for pair in zip(metrics.column("note").to_pylist(), human_note, strict=True)],
         pa.string())
     for name in ("imagenet_c_mean", "imagenet_c_mean_lo", "imagenet_c_mean_hi",

@@ -7,6 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.cifar_files import (
+    dump_pickle,
+    reference_image,
+    write_cifar10,
+    write_cifar100,
+)
 from helpers.paths import REPO
 from PIL import Image
 
@@ -20,49 +26,17 @@ from vcrbench.errors import VcrbenchError
 SHARED_CIFAR = REPO.parent / "shared" / "data" / "cifar10"
 
 
-def _dump(path: Path, content: dict) -> None:
-    """Write a pickle as the CIFAR authors did: byte-string keys (Python 2 cPickle)."""
-    with path.open("wb") as handle:
-        pickle.dump({k.encode(): v for k, v in content.items()}, handle)
-
-
-def _rows(rng: np.random.Generator, n: int) -> np.ndarray:
-    return rng.integers(0, 256, (n, 3072), dtype=np.uint8)
-
-
-def _reference_image(row: np.ndarray) -> np.ndarray:
-    """Pixel (y, x) of channel c is row[c * 1024 + y * 32 + x] (the format's definition)."""
-    image = np.zeros((32, 32, 3), np.uint8)
-    for c in range(3):
-        for y in range(32):
-            for x in range(32):
-                image[y, x, c] = row[c * 1024 + y * 32 + x]
-    return image
+_dump, _reference_image = dump_pickle, reference_image
 
 
 @pytest.fixture
 def cifar10_root(tmp_path: Path) -> Path:
-    rng = np.random.default_rng(0)
-    folder = tmp_path / "cifar-10-batches-py"
-    folder.mkdir()
-    _dump(folder / "batches.meta", {"label_names": [n.encode() for n in CIFAR10_CLASSES]})
-    for name, n in [*((f"data_batch_{i}", 3) for i in range(1, 6)), ("test_batch", 4)]:
-        _dump(folder / name, {"data": _rows(rng, n), "labels": list(rng.integers(0, 10, n)),
-                              "batch_label": name.encode()})
-    return tmp_path
+    return write_cifar10(tmp_path)
 
 
 @pytest.fixture
 def cifar100_root(tmp_path: Path) -> Path:
-    rng = np.random.default_rng(1)
-    folder = tmp_path / "cifar-100-python"
-    folder.mkdir()
-    _dump(folder / "meta", {"fine_label_names": [f"f{i}".encode() for i in range(100)],
-                            "coarse_label_names": [f"c{i}".encode() for i in range(20)]})
-    for name, n in (("train", 6), ("test", 2)):
-        _dump(folder / name, {"data": _rows(rng, n), "fine_labels": list(rng.integers(0, 100, n)),
-                              "coarse_labels": list(rng.integers(0, 20, n))})
-    return tmp_path
+    return write_cifar100(tmp_path)
 
 
 def test_cifar10_pixels_labels_and_ids(cifar10_root: Path) -> None:

@@ -25,7 +25,7 @@ PRECISION = "fast"
 @pytest.fixture(scope="module")
 def images() -> tuple[np.ndarray, list[str]]:
     """Central 128 px crops of two prepared builtin images, (2, 128, 128, 3) uint8, and ids."""
-    assert list(inspect.signature(load_images).parameters) == ["paths"]
+    assert list(inspect.signature(load_images).parameters) == ["paths", "size"]
     index, skipped = build_index("builtin", None)
     assert skipped == 0
     ids = index.column("image_id").to_pylist()[:N_IMAGES]

@@ -85,8 +85,9 @@ def _images(n: int, seed: int = 0) -> np.ndarray:
 def test_known_kinds_and_forms() -> None:
     assert known_model_kinds() == [
         "efficientnet-lite", "torchvision", "timm", "robustbench", "openclip", "file", "finetuned",
+        "trained",
     ]  # fmt: skip
-    assert len(MODEL_FORMS) == 7
+    assert len(MODEL_FORMS) == 8
 
 
 @pytest.mark.parametrize(

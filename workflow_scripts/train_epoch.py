@@ -1,0 +1,41 @@
+"""Rule train_epoch: one epoch of one train entry, from random initialisation (epoch 1) or the
+previous epoch's state, then its accuracy on the run's evaluation images."""
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
+from vcrbench.core.jobs import job  # noqa: E402
+from vcrbench.core.tables import write_table  # noqa: E402
+from vcrbench.models import resolve_device  # noqa: E402
+from vcrbench.training.scratch import (  # noqa: E402
+    ScratchRecipe,
+    labelled_images,
+    load_state,
+    new_state,
+    save_state,
+    scratch_log,
+    test_accuracy,
+    train_epoch,
+)
+
+with job(snakemake.log[0], snakemake.threads, "train_epoch") as log:
+    inputs, params = snakemake.input, snakemake.params
+    recipe = ScratchRecipe.from_dict(params.recipe)
+    epoch = int(snakemake.wildcards.epoch)
+    device = resolve_device(params.device)
+    images, labels = labelled_images(inputs.index, inputs.prepared, device)
+    state = new_state(recipe, device) if epoch == 1 else load_state(inputs.previous, recipe,
+                                                                      device)
+    start = time.perf_counter()
+    row = train_epoch(state, images, labels)
+    seconds = time.perf_counter() - start
+    row = {**row, "test_accuracy": test_accuracy(state, inputs.evaluation,
+                                                 inputs.evaluation_prepared, device)}
+    log.info("epoch %d/%d of %s on %s (%d images) in %.1f s: %s", epoch, recipe.epochs,
+             recipe.architecture, device, len(labels), seconds, row)
+    save_state(state, snakemake.output.state,
+               data={"label_space": params.label_space, "side": int(images.shape[1]),
+                     "name": snakemake.wildcards.trained})
+    write_table(scratch_log([row]), snakemake.output.log_row)
