@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.paths import IMAGENET_SAMPLE, REPO
-from helpers.workflow import tiny_reference_run
+from helpers.paths import IMAGENET_SAMPLE, REPO, SHARED_DATA
+from helpers.workflow import cifar_reference_run, tiny_reference_run
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +26,20 @@ def tiny_run(tmp_path_factory) -> Path:
     """The session's one finished run of the tiny config (:data:`helpers.workflow.TINY_ARGS`):
     a working folder holding ``results/tiny``. Read it; copy it before changing anything."""
     return tiny_reference_run(tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture(scope="session")
+def shared_cifar10() -> Path:
+    """The shared JPEG copy of CIFAR-10 (``train/`` and ``test/`` class folders)."""
+    folder = SHARED_DATA / "cifar10"
+    if not (folder / "test").is_dir():
+        pytest.skip(f"{folder} is absent (reference data lives in ../shared/data)")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def cifar_run(tmp_path_factory, shared_cifar10) -> Path:
+    """The session's one finished run of the tiny CIFAR config
+    (:func:`helpers.workflow.cifar_reference_run`): a working folder holding
+    ``results/tiny-cifar``. Read it; copy it before changing anything."""
+    return cifar_reference_run(tmp_path_factory.getbasetemp(), shared_cifar10)

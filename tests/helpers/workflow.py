@@ -127,3 +127,41 @@ def rule_texts(folder: Path = REPO / "rules") -> dict[str, list[tuple[Path, str]
             chain.append((path, body))
         chains[name] = chain
     return chains
+
+
+#: The tiny CIFAR-10 config: the shared JPEG copy at 32 px, the fast network trained for two
+#: epochs, two corruptions (config/test-cifar.yaml; its ../shared paths made absolute).
+CIFAR_CONFIG = REPO / "config" / "test-cifar.yaml"
+CIFAR_RESULTS = Path("results") / "tiny-cifar"
+_CIFAR_RUNS: dict[str, Path] = {}
+
+
+def cifar_config(shared_cifar: Path) -> dict:
+    """config/test-cifar.yaml with its data folders under ``shared_cifar`` (absolute)."""
+    import yaml
+
+    config = yaml.safe_load(CIFAR_CONFIG.read_text())
+    config["dataset"]["path"] = str(shared_cifar / "test")
+    config["train"][0]["data"]["path"] = str(shared_cifar / "train")
+    return config
+
+
+def cifar_reference_run(base: Path, shared_cifar: Path) -> Path:
+    """One run of the tiny CIFAR config per test session under ``base``; the ``cifar_run``
+    fixture (a working folder holding ``results/tiny-cifar``)."""
+    import yaml
+
+    key = str(base)
+    if key not in _CIFAR_RUNS:
+        workdir = base / "cifar-reference"
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        path = workdir / "config.yaml"
+        path.write_text(yaml.safe_dump(cifar_config(shared_cifar)))
+        result = snakemake("--cores", "2", "--configfile", str(path), workdir=workdir)
+        if result.returncode != 0:
+            raise AssertionError("the tiny CIFAR run failed:\n" + result.stdout[-5000:]
+                                 + result.stderr[-5000:])
+        _CIFAR_RUNS[key] = workdir
+    return _CIFAR_RUNS[key]

@@ -97,6 +97,7 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     if len(set(slugs)) != len(slugs):
         raise VcrbenchError(f"config: models map to clashing folder names {slugs}; rename one")
     check_dataset(config["dataset"], "dataset")
+    check_label_space(config)
     check_human(config)
     generated = {
         entry["name"]: "overlap.train"
@@ -106,7 +107,6 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     check_overlap(config)
     check_reva(config)
     check_train(config)
-    check_label_space(config)
 
 
 def check_label_space(config: Mapping[str, Any]) -> None:

@@ -1,0 +1,118 @@
+"""The train section and runs on CIFAR labels: recipes from presets, and every refusal before
+any job (a model whose input or classes do not fit, training on evaluation images, methods not
+built for training from scratch, sections that run at 224 px only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.cifar_files import write_cifar10, write_cifar100
+
+from vcrbench.config import evaluated_models, validate_config
+from vcrbench.errors import VcrbenchError
+from vcrbench.training.scratch import FAST_RECIPE
+from vcrbench.training.train_config import recipe_of_entry
+
+
+def _config(root: Path, **changes) -> dict:
+    """CIFAR-10's test split at 32 px evaluated with fastnet trained on its training split."""
+    data = {"source": "cifar10", "path": str(root), "size": "native"}
+    config = {
+        "dataset": {**data, "split": "test"},
+        "train": [{"name": "net", "architecture": "fastnet", "preset": "fast",
+                   "data": {**data, "split": "train"}}],
+        "models": ["trained:net"],
+        "corruptions": ["gaussian_noise"],
+    }
+    config.update(changes)
+    return config
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    write_cifar10(tmp_path)
+    return tmp_path
+
+
+def test_a_cifar_run_validates_and_evaluates_its_trained_model(root: Path) -> None:
+    config = validate_config(_config(root))
+    assert evaluated_models(config) == ["trained:net"]
+    recipe = recipe_of_entry(config["train"][0], config["seed"])
+    assert (recipe.epochs, recipe.batch_size, recipe.lr) == (FAST_RECIPE["epochs"],
+                                                             FAST_RECIPE["batch_size"],
+                                                             FAST_RECIPE["lr"])
+    assert recipe.classes == 10 and recipe.seed == config["seed"]
+    entry = {**config["train"][0], "preset": "augmix", "recipe": {"epochs": 3}, "seed": 5}
+    recipe = recipe_of_entry(entry, 0)
+    assert (recipe.epochs, recipe.lr, recipe.schedule, recipe.seed) == (3, 0.1, "cosine", 5)
+
+
+def test_a_trained_model_is_evaluated_even_when_not_listed(root: Path) -> None:
+    config = validate_config(_config(root, models=["trained:net"], train=[
+        *_config(root)["train"], {**_config(root)["train"][0], "name": "other"}]))
+    assert evaluated_models(config) == ["trained:net", "trained:other"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"dataset": {"source": "cifar10", "split": "test"}}, "path is not set"),
+        ({"models": ["efficientnet-lite0"]}, "classifies ImageNet's 1000 classes"),
+        ({"models": ["trained:nothing"]}, "names no train entry"),
+        ({"human": [{"format": "trials", "path": ".", "corruption": "gaussian_noise"}]},
+         "human data"),
+    ],
+)
+def test_refusals_of_the_run(root: Path, changes: dict, message: str) -> None:
+    config = _config(root, **changes)
+    with pytest.raises(VcrbenchError, match=message):
+        validate_config(config)
+
+
+def test_a_cifar_model_on_224_px_images_is_refused(root: Path) -> None:
+    config = _config(root)
+    config["dataset"]["size"] = 224
+    with pytest.raises(VcrbenchError, match="trained on 32 px images but the run's dataset has "
+                                            "224 px"):
+        validate_config(config)
+    config = _config(root)
+    config["train"][0]["data"]["size"] = 224
+    with pytest.raises(VcrbenchError, match="fastnet takes 32 x 32 px images"):
+        validate_config(config)
+
+
+def test_training_on_the_evaluation_images_is_refused(root: Path) -> None:
+    config = _config(root)
+    config["train"][0]["data"]["split"] = "test"
+    with pytest.raises(VcrbenchError, match="shares 4 images with the run's dataset"):
+        validate_config(config)
+
+
+def test_methods_not_built_from_scratch_are_refused(root: Path) -> None:
+    config = _config(root)
+    config["train"][0]["method"] = "augmix"
+    with pytest.raises(VcrbenchError, match="supports standard so far"):
+        validate_config(config)
+
+
+def test_another_label_space_for_training_is_refused(tmp_path: Path) -> None:
+    write_cifar10(tmp_path)
+    write_cifar100(tmp_path)
+    config = _config(tmp_path)
+    config["train"][0]["data"]["source"] = "cifar100"
+    with pytest.raises(VcrbenchError, match="cifar100 labels .* cifar10 labels"):
+        validate_config(config)
+
+
+def test_imagenet_training_data_are_refused(root: Path) -> None:
+    config = _config(root)
+    config["train"][0]["data"] = {"source": "builtin", "size": "native"}
+    with pytest.raises(VcrbenchError, match="CIFAR networks"):
+        validate_config(config)
+
+
+def test_sections_built_at_224_px_only_are_refused(root: Path) -> None:
+    config = _config(root, reva={"enabled": True})
+    with pytest.raises(VcrbenchError, match="reva.enabled is set but the dataset is cifar10"):
+        validate_config(config)

@@ -1,0 +1,103 @@
+"""The workflow on CIFAR-10 at 32 px (config/test-cifar.yaml on the shared JPEG copy): the
+native-size store, a model trained from scratch one job per epoch and evaluated as
+trained:<name>, blur lengths scaled to 32 px, CIFAR-10-C's severities, Δv of small images, tables
+in CIFAR-10's label space without 16-class rows, and a re-run that does nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers.vif_reference import vif_reference
+from helpers.workflow import CIFAR_RESULTS, snakemake
+from PIL import Image
+
+from vcrbench.core.tables import read_table, read_tables
+from vcrbench.corruptions.cifar_c import cifar_c_severities
+from vcrbench.data.prepared import PreparedImages
+from vcrbench.evaluation.scoring import decode_images
+from vcrbench.models import load_model, predict
+
+pytestmark = pytest.mark.workflow
+
+
+def _results(cifar_run):
+    return cifar_run / CIFAR_RESULTS
+
+
+def test_store_and_index_are_native_size(cifar_run) -> None:
+    results = _results(cifar_run)
+    index = read_table(results / "data" / "index.parquet")
+    assert index.num_rows == 80  # per_class: 8 of each of the 10 classes
+    assert sorted(set(index.column("label").to_pylist())) == list(range(10))
+    store = PreparedImages(results / "data" / "index-prepared.npy", index)
+    assert store.image_shape == (32, 32, 3)
+    first = index.column("path")[0].as_py()
+    with Image.open(first) as image:  # the JPEG's pixels, not resized
+        np.testing.assert_array_equal(store.images([index.column("image_id")[0].as_py()])[0],
+                                      np.asarray(image.convert("RGB")))
+
+
+def test_trained_model_is_evaluated_in_its_own_label_space(cifar_run) -> None:
+    results = _results(cifar_run)
+    log = read_table(results / "models" / "fastnet" / "training-log.parquet").to_pylist()
+    assert [row["epoch"] for row in log] == [1, 2]
+    index = read_table(results / "data" / "index.parquet")
+    images = PreparedImages(results / "data" / "index-prepared.npy", index).all()
+    labels = np.asarray(index.column("label").to_numpy())
+    # the model string's loader and the inference engine, independently of training's own
+    # accuracy: the same test accuracy as the training log's last row
+    model = load_model("trained:fastnet", models_dir=str(results / "models"))
+    assert model.classes == 10
+    decisions = predict(model, images, engine="eager")
+    assert abs(float((decisions["top1"] == labels).mean()) - log[-1]["test_accuracy"]) <= 1 / 80
+    clean = read_table(results / "predictions" / "trained-fastnet" / "clean.parquet")
+    top1 = np.asarray(clean.column("top1").to_numpy())
+    assert top1.min() >= 0 and top1.max() < 10
+    assert set(clean.column("top1_16").to_pylist()) == {-1}
+    assert (top1 == decisions["top1"]).mean() >= 0.95  # the run's engine (OpenVINO) agrees
+
+
+def test_summary_is_in_cifar10s_label_space(cifar_run) -> None:
+    summary = read_table(_results(cifar_run) / "metrics" / "summary.parquet").to_pylist()
+    assert {(r["metric"], r["classes"]) for r in summary} == {("accuracy", 10),
+                                                             ("consistency", 10)}
+    assert {r["corruption"] for r in summary} == {"gaussian_noise", "gaussian_blur"}
+    assert all("no 16-class rows" in r["note"] for r in summary)
+    assert all(r["HMRI"] is None for r in summary)
+    assert all(r["imagenet_c_mean"] is not None for r in summary)
+
+
+def test_blur_lengths_are_scaled_and_severities_are_cifar10cs(cifar_run) -> None:
+    results = _results(cifar_run)
+    uniform = read_tables(sorted((results / "samples" / "gaussian_blur").glob("*.parquet")))
+    sigma = np.asarray(uniform.column("sigma").to_numpy())
+    assert 0 < sigma.max() <= 40.0 * 32 / 224  # the 224 px domain [0, 40] scaled to 32 px
+    severity = read_tables(sorted((results / "imagenet-c" / "samples" / "gaussian_blur")
+                                  .glob("*.parquet")))
+    cifar_c = {level["sigma"] for level in cifar_c_severities("gaussian_blur")}
+    assert set(severity.column("sigma").to_pylist()) <= cifar_c
+
+
+def test_dv_of_32px_images_is_the_papers_vif_on_enlargements(cifar_run) -> None:
+    results = _results(cifar_run)
+    index = read_table(results / "data" / "index.parquet")
+    store = PreparedImages(results / "data" / "index-prepared.npy", index)
+    scored = read_table(results / "scored" / "gaussian_noise" / "shard-0.parquet")
+    corrupted = decode_images(scored.column("image"))
+    assert corrupted.shape[1:] == (32, 32, 3)
+    for row in (0, 7, 19):
+        clean = store.images([scored.column("image_id")[row].as_py()])[0]
+
+        def enlarged(image: np.ndarray) -> np.ndarray:
+            return np.asarray(Image.fromarray(image).resize((224, 224),
+                                                            Image.Resampling.BICUBIC))
+
+        expected = 1.0 - vif_reference(enlarged(clean), enlarged(corrupted[row]))
+        assert scored.column("dv")[row].as_py() == pytest.approx(expected, abs=2e-4)
+
+
+def test_a_finished_cifar_run_has_nothing_to_do(cifar_run) -> None:
+    result = snakemake("-n", "--cores", "1", "--configfile", str(cifar_run / "config.yaml"),
+                       workdir=cifar_run)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Nothing to be done" in result.stdout + result.stderr
