@@ -84,6 +84,13 @@ class Corruption:
     #: of these parameters scales with the image side (``sampling.scale_point``). Empty for
     #: parameters without a length and for NOC's, which are px of a 224 px side already.
     pixel_parameters: frozenset[str] = frozenset()
+    #: Pixel parameter -> the distance from its clean value below which the discretised
+    #: operation leaves every image unchanged (a Gaussian of radius ``int(4 sigma + 0.5)`` = 0
+    #: below sigma 0.125 px, a shuffle of ``round(max_delta)`` = 0 px below 0.5, one motion tap
+    #: below radius 0.5, an odd kernel of 1 below ksize 2). ``sampling.scale_point`` keeps the
+    #: draws below it and stretches the ones above log-linearly; parameters not listed scale
+    #: linearly.
+    pixel_thresholds: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -103,6 +110,10 @@ class Corruption:
         if pixel - set(self.parameters):
             raise ValueError(f"{self.name}: pixel_parameters must be parameters of the entry")
         object.__setattr__(self, "pixel_parameters", pixel)
+        thresholds = {p: float(t) for p, t in self.pixel_thresholds.items()}
+        if set(thresholds) - pixel or not all(t > 0 for t in thresholds.values()):
+            raise ValueError(f"{self.name}: pixel_thresholds map pixel parameters to distances > 0")
+        object.__setattr__(self, "pixel_thresholds", MappingProxyType(thresholds))
         if not 0 <= self.coupling < 1:
             raise ValueError(f"{self.name}: coupling is a correlation in [0, 1)")
         if self.imagenet_c_severities is not None:
@@ -132,7 +143,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
            function: CorruptionFn, spacing: dict[str, float] | None = None,
            spacing_power: dict[str, float] | None = None, coupling: float = 0.0,
            source_range: dict[str, tuple[float, float]] | None = None,
-           pixel_parameters: tuple[str, ...] = ()) -> Corruption:
+           pixel_parameters: tuple[str, ...] = (),
+           pixel_thresholds: dict[str, float] | None = None) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -143,7 +155,7 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         strongest=dict(zip(names, strongest, strict=True)),
         docs=" ".join(docs.split()), function=function, spacing=spacing or {},
         spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {},
-        pixel_parameters=frozenset(pixel_parameters))
+        pixel_parameters=frozenset(pixel_parameters), pixel_thresholds=pixel_thresholds or {})
 
 
 def get_corruption(name: str) -> Corruption:
@@ -335,7 +347,8 @@ _ENTRIES = [
         sampling.scale_point).""",
         blur.glass_blur, spacing={"sigma": 0.05, "max_delta": 0.003},
         spacing_power={"sigma": 0.7, "max_delta": 0.7}, coupling=0.5,
-        pixel_parameters=("sigma", "max_delta")),
+        pixel_parameters=("sigma", "max_delta"),
+        pixel_thresholds={"sigma": 0.125, "max_delta": 0.5}),
     _entry(
         "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, 40.0)},
         [(1.0,), (2.0,), (3.0,), (4.0,), (6.0,)],
@@ -345,7 +358,8 @@ _ENTRIES = [
         the human experiments of Geirhos et al. (2018) on 224 px images; dv 0.98. sigma is in
         pixels of the image at hand; its sampling domain scales with the image side (the domain
         is for 224 px; sampling.scale_point).""",
-        blur.gaussian_blur, spacing={"sigma": 0.01}, pixel_parameters=("sigma",)),
+        blur.gaussian_blur, spacing={"sigma": 0.01}, pixel_parameters=("sigma",),
+        pixel_thresholds={"sigma": 0.125}),
     _entry(
         "defocus_blur", "imagenet-c", "blur", {"radius": (0.0, 30.0), "alias_blur": (0.1, 0.5)},
         [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)],
@@ -369,7 +383,7 @@ _ENTRIES = [
         domain scales with the image side (the domain is for 224 px; sampling.scale_point).""",
         blur.motion_blur, spacing={"radius": 0.006, "sigma": 0.006},
         spacing_power={"radius": 0.5, "sigma": 0.5}, coupling=0.7,
-        pixel_parameters=("radius", "sigma")),
+        pixel_parameters=("radius", "sigma"), pixel_thresholds={"radius": 0.5}),
     _entry(
         "brightness", "imagenet-c", "colour", {"shift": (0.0, 1.0)},
         [(0.1,), (0.2,), (0.3,), (0.4,), (0.5,)],
@@ -396,19 +410,20 @@ _ENTRIES = [
         """Albumentations Blur: a ksize x ksize box filter (cv2.blur, reflected borders), ksize
         rounded to the nearest odd integer; 1 is the clean image, Albumentations' default is 3
         to 7. At 51 dv is 0.98. ksize is in pixels of the image at hand; its sampling domain
-        scales with the image side, 1 + (ksize - 1) * side / 224 (the domain is for 224 px;
+        scales with the image side (the domain is for 224 px;
         sampling.scale_point).""",
-        blur.box_blur, spacing={"ksize": 0.01}, pixel_parameters=("ksize",)),
+        blur.box_blur, spacing={"ksize": 0.01}, pixel_parameters=("ksize",),
+        pixel_thresholds={"ksize": 1.0}),
     _entry(
         "median_blur", "albumentations", "blur", {"ksize": (1.0, 201.0)},
         None, False, (1.0,), (201.0,),
         """Albumentations MedianBlur: cv2.medianBlur on 8-bit pixels, borders replicated, ksize
         rounded to the nearest odd integer (1 is the clean image). The median keeps edges, so it
         needs a wider window than the box: dv 0.96 at 101, 0.98 at 201. ksize is in pixels of the
-        image at hand; its sampling domain scales with the image side, 1 + (ksize - 1) * side /
-        224 (the domain is for 224 px; sampling.scale_point).""",
+        image at hand; its sampling domain scales with the image side (the domain is for 224
+        px; sampling.scale_point).""",
         blur.median_blur, spacing={"ksize": 0.0045}, spacing_power={"ksize": 0.4},
-        pixel_parameters=("ksize",)),
+        pixel_parameters=("ksize",), pixel_thresholds={"ksize": 1.0}),
     _entry(
         "hue_saturation_value", "albumentations", "colour",
         {"hue_shift": (-90.0, 90.0), "sat_shift": (-255.0, 255.0), "val_shift": (-255.0, 255.0)},

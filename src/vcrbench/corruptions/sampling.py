@@ -33,10 +33,14 @@ Albumentations are lengths in pixels of the image at hand (registry ``pixel_para
 another side ``s`` the same draw would blur a 32 px image far more than a 224 px one. With
 ``side=s``, :func:`uniform_samples` draws exactly as at 224 px and then moves each pixel
 parameter towards its clean value by ``s / 224`` (:func:`scale_point`): a blur of sigma px at
-224 px becomes one of sigma · s / 224 px at s, so the Δv distribution at s mirrors the one at
-224 (up to integer rounding: kernel sizes, shuffle distances). At 224 nothing changes, to the
-bit. Above 224 the scaled values are clipped to the registry's domain. NOC's lengths are
-already in px of a 224 px side and scale inside the corruption; nothing else scales. In
+224 px becomes one of sigma · s / 224 px at s. Where a parameter has a threshold below which the
+discretised operation does nothing (registry ``pixel_thresholds``: a Gaussian kernel of radius
+0, a shuffle of 0 px, one motion tap, a kernel of 1), draws below it stay (clean stays clean)
+and the ones above are stretched log-linearly between the threshold and the scaled end
+(:func:`scale_distance`), so the share of draws that change the image is the 224 px run's. At
+224 nothing changes, to the bit. Above 224 the scaled values are clipped to the registry's
+domain. NOC's lengths are already in px of a 224 px side and scale inside the corruption;
+nothing else scales. In
 ``imagenet-c`` mode, :func:`imagenet_c_samples` at side 32 returns CIFAR-10-C's five severities
 (``corruptions.cifar_c``) instead of ImageNet-C's.
 """
@@ -136,17 +140,40 @@ def pixel_scale(side: int) -> float:
     return _check_side(side) / REFERENCE_SIDE
 
 
+def scale_distance(distance: float, length: float, side: int,
+                   threshold: float | None = None) -> float:
+    """Where a pixel parameter's distance from its clean value, drawn for a 224 px image over a
+    domain side of ``length``, lands for an image of ``side`` px (``side < 224``).
+
+    Without ``threshold``: ``distance · side / 224``. With one (``pixel_thresholds``: below it
+    the operation leaves the image unchanged): a distance up to the threshold stays where it is
+    (a clean draw stays clean), and one above is moved log-linearly from ``[threshold, length]``
+    onto ``[threshold, length · side / 224]``, so that the share of draws that change the image
+    and their spread in the logarithm of the length (along which Δv grows) are those of the 224
+    px run. (Scaling the whole draw would push most of it under the threshold: at 32 px, 57 to
+    88 % of the blur, median-blur, motion-blur and glass-blur draws left the image unchanged.)
+    When the scaled end is not above the threshold, the plain scaling is used.
+    """
+    scaled_length = length * side / REFERENCE_SIDE
+    if threshold is None or scaled_length <= threshold or length <= threshold:
+        return distance * side / REFERENCE_SIDE
+    if distance <= threshold:
+        return distance
+    position = math.log(distance / threshold) / math.log(length / threshold)
+    return threshold * (scaled_length / threshold) ** position
+
+
 def scale_point(spec_or_name: str | Corruption, point: dict[str, float],
                 side: int) -> dict[str, float]:
     """A parameter point drawn for a 224 px image, moved to an image of side ``side`` px.
 
-    Each pixel parameter ``p`` (registry ``pixel_parameters``) becomes ``identity[p] + (point[p]
-    − identity[p]) · side / 224``, clipped to the registry's domain ``[low, high]`` of ``p``: for
-    ``side`` below 224 the clip never acts (the value moves towards the clean one); above 224
-    the values beyond the domain are clipped to its bounds, so the scaled point always stays
-    inside the registry's domain (and the far end of the 224 px domain is reached sooner).
-    Other parameters are unchanged. At ``side == 224`` the point is returned as it is, without
-    arithmetic (a copy), so 224 px runs stay byte-identical.
+    Each pixel parameter ``p`` (registry ``pixel_parameters``) moves towards its clean value:
+    its distance ``d`` from ``identity[p]``, on the side of the domain it lies on (length
+    ``D``), becomes :func:`scale_distance` ``(d, D, side, pixel_thresholds.get(p))``; the result
+    is clipped to the registry's domain (for ``side`` above 224 the distance grows by
+    ``side / 224`` and the clip acts; thresholds apply below 224 only). Other parameters are
+    unchanged. At ``side == 224`` the point is returned as it is, without arithmetic (a copy),
+    so 224 px runs stay byte-identical.
     """
     spec = spec_or_name if isinstance(spec_or_name, Corruption) else get_corruption(spec_or_name)
     side = _check_side(side)
@@ -156,7 +183,12 @@ def scale_point(spec_or_name: str | Corruption, point: dict[str, float],
     for param in spec.pixel_parameters:
         low, high = spec.parameters[param]
         clean = spec.identity[param]
-        scaled = clean + (float(point[param]) - clean) * side / REFERENCE_SIDE
+        value = float(point[param])
+        upper = value >= clean
+        length = (high - clean) if upper else (clean - low)
+        threshold = spec.pixel_thresholds.get(param) if side < REFERENCE_SIDE else None
+        distance = scale_distance(abs(value - clean), length, side, threshold)
+        scaled = clean + distance if upper else clean - distance
         out[param] = float(min(high, max(low, scaled)))
     return out
 
@@ -218,6 +250,7 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
     if side != REFERENCE_SIDE:
         out["side"] = side
         out["pixel_parameters"] = sorted(spec.pixel_parameters)
+        out["pixel_thresholds"] = dict(sorted(spec.pixel_thresholds.items()))
         if spacing == "linear":
             # the scaling moves values towards the clean one: the clean values now matter
             out["clean"] = {p: spec.identity[p] for p in sorted(spec.pixel_parameters)}

@@ -38,8 +38,17 @@ PIXEL = {
     "blur": {"ksize"},
     "median_blur": {"ksize"},
 }
+#: Distances below which the discretised operation leaves the image unchanged (by the kernels'
+#: definitions: radius int(4 sigma + 0.5), round(max_delta), round(radius), odd_size(ksize)).
+THRESHOLDS = {
+    "glass_blur": {"sigma": 0.125, "max_delta": 0.5},
+    "gaussian_blur": {"sigma": 0.125},
+    "motion_blur": {"radius": 0.5},
+    "blur": {"ksize": 1.0},
+    "median_blur": {"ksize": 1.0},
+}
 SEED = 11
-IDS = [0, 3, 7, 19, 42]
+IDS = list(range(0, 400, 7))
 
 
 def _old_draws(name: str, spacing: str = "visual") -> list[dict[str, float]]:
@@ -48,6 +57,7 @@ def _old_draws(name: str, spacing: str = "visual") -> list[dict[str, float]]:
 
 def test_pixel_parameters_are_declared_for_exactly_the_blurs():
     for name, spec in CORRUPTIONS.items():
+        assert dict(spec.pixel_thresholds) == THRESHOLDS.get(name, {})
         assert spec.pixel_parameters == frozenset(PIXEL.get(name, ())), name
         assert isinstance(spec.pixel_parameters, frozenset)
         if spec.source == "noc":
@@ -89,7 +99,8 @@ def test_side_32_scales_pixel_parameters_towards_clean(spacing):
             for param, value in before.items():
                 if param in PIXEL.get(name, ()):
                     clean = spec.identity[param]
-                    expected = clean + (value - clean) * 32 / 224
+                    expected = clean + _by_hand(value - clean, spec.parameters[param][1] - clean,
+                                                THRESHOLDS.get(name, {}).get(param))
                     assert after[param] == pytest.approx(expected, rel=1e-12, abs=1e-12)
                     assert abs(after[param] - clean) <= abs(value - clean)
                 else:
@@ -97,10 +108,33 @@ def test_side_32_scales_pixel_parameters_towards_clean(spacing):
             validate_point(spec, after)
 
 
-def test_blur_ksize_example():
-    # ksize 51 (the top of blur's domain) at 32 px: 1 + 50 * 32 / 224
+def _by_hand(d: float, length: float, threshold: float | None) -> float:
+    """The distance at 32 px, computed in the 224 px draw's log position above the threshold."""
+    if threshold is None:
+        return d * 32 / 224
+    if d <= threshold:
+        return d
+    t = (np.log(d) - np.log(threshold)) / (np.log(length) - np.log(threshold))
+    return float(np.exp(np.log(threshold) + t * (np.log(length * 32 / 224) - np.log(threshold))))
+
+
+def test_thresholds_keep_clean_draws_clean_and_stretch_the_rest():
+    # ksize 51 (the top of blur's domain) at 32 px: 1 + 50 * 32 / 224; ksize 1.5 (a 1 x 1
+    # kernel, the clean image) stays; the geometric middle of [2, 51] (distance sqrt(50)) goes
+    # to the geometric middle of [2, 1 + 50 / 7]
     assert scale_point("blur", {"ksize": 51.0}, 32) == {"ksize": pytest.approx(1 + 50 / 7)}
+    assert scale_point("blur", {"ksize": 1.5}, 32) == {"ksize": 1.5}
+    middle = scale_point("blur", {"ksize": 1 + 50 ** 0.5}, 32)["ksize"]
+    assert middle == pytest.approx(1 + (50 / 7) ** 0.5)
     assert scale_point("median_blur", {"ksize": 1.0}, 32) == {"ksize": 1.0}
+    # the share of draws that leave the image unchanged is the 224 px run's
+    for name, param, threshold in (("glass_blur", "max_delta", 0.5), ("blur", "ksize", 1.0),
+                                   ("motion_blur", "radius", 0.5)):
+        clean = get_corruption(name).identity[param]
+        old = [abs(p[param] - clean) < threshold for p in _old_draws(name, "visual")]
+        new = [abs(p[param] - clean) < threshold
+               for p in uniform_samples(name, SEED, IDS, "visual", side=32)]
+        assert old == new
     point = {"radius": 30.0, "alias_blur": 0.5}
     assert scale_point("defocus_blur", point, 32) == {"radius": pytest.approx(30 / 7),
                                                       "alias_blur": 0.5}
@@ -151,7 +185,9 @@ def test_sampling_definition_at_224_is_unchanged():
 def test_sampling_definition_at_32_carries_the_side():
     uniform = sampling_definition("motion_blur", "uniform", "visual", side=32)
     assert uniform["side"] == 32 and uniform["pixel_parameters"] == ["radius", "sigma"]
-    assert {k: v for k, v in uniform.items() if k not in ("side", "pixel_parameters")} == (
+    assert uniform["pixel_thresholds"] == {"radius": 0.5}
+    assert {k: v for k, v in uniform.items()
+            if k not in ("side", "pixel_parameters", "pixel_thresholds")} == (
         _old_definition("motion_blur"))
     linear = sampling_definition("blur", "uniform", "linear", side=32)
     assert linear["side"] == 32 and linear["pixel_parameters"] == ["ksize"]
@@ -188,9 +224,10 @@ def test_make_samples_passes_the_side_through():
     default = make_samples(images, "motion_blur", mode="uniform", **kw)
     assert default.equals(make_samples(images, "motion_blur", mode="uniform", side=224, **kw))
     small = make_samples(images, "motion_blur", mode="uniform", side=32, **kw)
-    for param in ("radius", "sigma"):
-        np.testing.assert_allclose(small.column(param).to_numpy(),
-                                   default.column(param).to_numpy() * 32 / 224, rtol=1e-12)
+    np.testing.assert_allclose(small.column("sigma").to_numpy(),
+                               default.column("sigma").to_numpy() * 32 / 224, rtol=1e-12)
+    radius = [_by_hand(r, 100.0, 0.5) for r in default.column("radius").to_pylist()]
+    np.testing.assert_allclose(small.column("radius").to_numpy(), radius, rtol=1e-12)
     for column in ("sample_id", "image_id", "seed", "severity"):
         assert small.column(column).equals(default.column(column))
     cifar = make_samples(images, "gaussian_blur", mode="imagenet-c", side=32, **kw)
@@ -199,8 +236,9 @@ def test_make_samples_passes_the_side_through():
 
 @pytest.mark.parametrize("name,ksize", [("blur", 15.0), ("median_blur", 29.0)])
 def test_scaled_ksize_blurs_a_32px_image_less(name, ksize):
+    top = get_corruption(name).parameters["ksize"][1]
     scaled = scale_point(name, {"ksize": ksize}, 32)["ksize"]
-    assert scaled == pytest.approx(1 + (ksize - 1) * 32 / 224)
+    assert scaled == pytest.approx(1 + _by_hand(ksize - 1, top - 1, 1.0))
     assert 2 <= scaled < ksize  # rounds to an odd kernel above 1 (3 and 5 here)
     gen = torch.Generator().manual_seed(0)
     clean = torch.rand((2, 3, 32, 32), generator=gen, dtype=torch.float32)
@@ -211,3 +249,23 @@ def test_scaled_ksize_blurs_a_32px_image_less(name, ksize):
         assert out.shape == (2, 3, 32, 32) and out.dtype == torch.uint8
         diffs.append(float((out.float() - reference).abs().mean()))
     assert 0 < diffs[0] < diffs[1]
+
+
+@pytest.mark.parametrize("name", sorted(THRESHOLDS))
+def test_below_each_threshold_the_image_is_unchanged(name):
+    spec = get_corruption(name)
+    gen = torch.Generator().manual_seed(1)
+    clean = torch.round(torch.rand((2, 3, 32, 32), generator=gen, dtype=torch.float64) * 255)
+    for param, threshold in THRESHOLDS[name].items():
+        point = {p: [v, v] for p, v in spec.identity.items()}
+        if name == "glass_blur":  # the shuffle acts with max_delta alone, the blur with sigma
+            point["iterations"] = [2.0, 2.0]
+        if name == "motion_blur":  # taps beyond the first weigh nothing at sigma 0
+            point["sigma"] = [2.0, 2.0]
+        below = spec.identity[param] + 0.99 * threshold
+        out = apply_corruption(name, clean / 255, {**point, param: [below, below]}, [0, 1])
+        assert torch.equal(out.to(torch.float64), clean), (name, param)
+        # the kernels depart from the identity at the threshold, visibly a little above it
+        above = spec.identity[param] + 4 * threshold
+        out = apply_corruption(name, clean / 255, {**point, param: [above, above]}, [0, 1])
+        assert not torch.equal(out.to(torch.float64), clean), (name, param)
