@@ -1,10 +1,16 @@
 """Rule train_epoch: one epoch of one train entry, from random initialisation (epoch 1) or the
 previous epoch's state, then its accuracy on the run's evaluation images."""
 
+import os
 import sys
 import time
 from pathlib import Path
 
+# A training epoch has its cores to itself (threads: train): busy-waiting OpenMP threads train
+# fastnet a third faster than the passive ones rules/common.smk asks for jobs that share cores
+# (84 against 116 s an epoch on the 2 development cores, the same weights). Set before torch
+# loads its OpenMP runtime.
+os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.core.jobs import job  # noqa: E402
 from vcrbench.core.tables import write_table  # noqa: E402

@@ -50,6 +50,8 @@ def _checkout_beside_shared(tmp_path):
         "config/imagenet-sample.yaml",
         "config/finetune-sample.yaml",
         "config/reva-sample.yaml",
+        "config/cifar10.yaml",
+        "config/test-cifar.yaml",
     ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
@@ -58,7 +60,7 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     if configfile == "config/imagenet.yaml":
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
     if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
-                      "config/reva-sample.yaml"):
+                      "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml"):
         workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -67,6 +69,10 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     assert {"index", "samples", "score", "predict_shard", "curves", "summary"} <= planned, planned
     if configfile == "config/finetune-sample.yaml":
         assert {"finetune_epoch", "retraining_table", "overlap_report"} <= planned, planned
+    if configfile == "config/cifar10.yaml":  # fastnet's 8 epochs, then the 14 corruptions
+        counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
+        assert counts["train_epoch"] == 8 and counts["train_model"] == 1, counts
+        assert counts["curves"] == 14 and counts["imagenet_c_metrics"] == 9, counts
     if configfile == "config/reva-sample.yaml":
         assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
                 "reva_curves", "reva_report"} <= planned, planned
