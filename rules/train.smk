@@ -8,6 +8,10 @@
 include: "functions/train.smk"
 
 
+wildcard_constraints:
+    trained="|".join(TRAIN) or "no-train-entries",
+
+
 rule train_index:
     input:
         evaluation=rules.index.output.index,

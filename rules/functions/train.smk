@@ -6,10 +6,6 @@ from vcrbench.training.train_config import recipe_of_entry  # noqa: E402
 TRAIN = {entry["name"]: entry for entry in config["train"]}
 
 
-wildcard_constraints:
-    trained="|".join(TRAIN) or "no-train-entries",
-
-
 def train_entry(wildcards):
     return TRAIN[wildcards.trained]
 
@@ -19,7 +15,7 @@ def train_data(wildcards):
 
 
 def train_recipe(wildcards):
-    """The entry's full recipe (a rule parameter: a changed setting trains again)."""
+    """The entry's full recipe, passed as a parameter so that a changed setting trains again."""
     return recipe_of_entry(TRAIN[wildcards.trained], config["seed"]).as_dict()
 
 
