@@ -50,6 +50,7 @@ def check_train(config: Mapping[str, Any]) -> None:
     finetuned = {entry["name"] for entry in config["finetune"]}
     run_space = label_space(config["dataset"])
     run_side = dataset_side(config["dataset"]) if entries else None
+    evaluated = [e.path for e in list_entries_from_config(config["dataset"])] if entries else []
     for i, entry in enumerate(entries):
         where = f"config: train[{i}] ({entry['name']})"
         if names.count(entry["name"]) > 1 or entry["name"] in finetuned:
@@ -92,8 +93,7 @@ def check_train(config: Mapping[str, Any]) -> None:
         except VcrbenchError as error:
             raise VcrbenchError(f"{where}: {error}") from None
         training = {e.path for e in list_entries_from_config(data)}
-        shared = [e.path for e in list_entries_from_config(config["dataset"])
-                  if e.path in training]
+        shared = [path for path in evaluated if path in training]
         if shared:
             raise VcrbenchError(
                 f"{where}.data shares {len(shared)} images with the run's dataset (e.g. "
