@@ -4,6 +4,8 @@ Examples (machine and command go with every figure reported)::
 
     # the fast CPU network, its CPU recipe (goal: >= 85 % test accuracy within 15 min, 2 cores)
     python benchmarks/bench_cifar_train.py --arch fastnet --recipe fast --out results/bench/fastnet
+    # the same with AugMix's views and Jensen-Shannon loss
+    python benchmarks/bench_cifar_train.py --method augmix --out results/bench/fastnet-augmix
     # AugMix's recipe (100 epochs) on a GPU
     python benchmarks/bench_cifar_train.py --arch wrn-40-2 --recipe augmix --device cuda \\
         --precision bf16 --data cifar10.cifarpack.npz --out /tmp/wrn
@@ -33,6 +35,7 @@ from cifar_data import load  # noqa: E402
 
 from vcrbench.training.scratch import (  # noqa: E402
     FAST_RECIPE,
+    SCRATCH_METHODS,
     ScratchRecipe,
     accuracy,
     load_state,
@@ -40,6 +43,7 @@ from vcrbench.training.scratch import (  # noqa: E402
     save_state,
     train_epoch,
 )
+from vcrbench.training.spec import AugMixSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,6 +54,8 @@ def main() -> None:
     parser.add_argument("--recipe", choices=("fast", "augmix"), default="fast",
                         help="fast: FAST_RECIPE; augmix: AugMix's CIFAR recipe (the default)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
+    parser.add_argument("--method", choices=SCRATCH_METHODS, default="standard",
+                        help="augmix: the image and two AugMix views (AugMix's CIFAR settings)")
     parser.add_argument("--precision", choices=("fp32", "bf16"))
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
@@ -67,7 +73,8 @@ def main() -> None:
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
     values = dict(FAST_RECIPE) if args.recipe == "fast" else {"architecture": args.arch}
-    values.update(architecture=args.arch, classes=10, seed=args.seed)
+    values.update(architecture=args.arch, classes=10, seed=args.seed, method=args.method,
+                  augmix=AugMixSettings() if args.method == "augmix" else None)
     if args.epochs:
         values["epochs"] = args.epochs
     if args.precision:

@@ -185,6 +185,16 @@ class CorruptionOp:
         params = {p: np.array([v], np.float64) for p, v in self.params.items()}
         return apply_corruption(self.name, x, params, [step.seed])[0]
 
+    def batch(self, images: torch.Tensor, steps: Sequence[Step]) -> torch.Tensor:
+        """The corruption on ``(n, 3, H, W)`` uint8 images, image ``i`` with ``steps[i]``'s
+        noise seed: equal to calling the operation image by image (corruptions do not depend
+        on the batch)."""
+        from vcrbench.corruptions import apply_corruption
+
+        x = images.to(torch.float32).div(255.0)
+        params = {p: np.full(len(steps), v, np.float64) for p, v in self.params.items()}
+        return apply_corruption(self.name, x, params, [step.seed for step in steps])
+
 
 def apply_chain(image: torch.Tensor, steps: Sequence[Step],
                 corruptions: Mapping[str, Callable[[torch.Tensor, Step], torch.Tensor]],

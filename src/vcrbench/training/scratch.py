@@ -39,11 +39,15 @@ from vcrbench.models.trained import FORMAT as TRAINED_FORMAT
 from vcrbench.models.trained import VERSION as TRAINED_VERSION
 from vcrbench.models.trained import read_trained
 from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
+from vcrbench.training.losses import jensen_shannon
+from vcrbench.training.spec import AugMixSettings
 
 SCHEDULES = ("cosine", "onecycle")
 PRECISIONS = ("fp32", "bf16")
-#: Methods a from-scratch entry can use now (AugMix and REVa views are not yet wired here).
-SCRATCH_METHODS = ("standard",)
+#: Methods a from-scratch entry can use now (REVa's PGD counterparts are not wired here yet).
+SCRATCH_METHODS = ("standard", "augmix")
+#: Stream of the AugMix draws of an epoch (keyed with the seed, epoch, position and view).
+AUGMIX_STREAM = 0xA6A1
 #: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
 COSINE_FLOOR = 1e-6
 CHECKPOINT_FORMAT = TRAINED_FORMAT
@@ -67,7 +71,11 @@ class ScratchRecipe:
         label_smoothing: cross-entropy label smoothing in [0, 1).
         mean, std: per-channel normalisation of [0, 1] pixels.
         precision: ``fp32`` or ``bf16`` (autocast).
-        method: the training method (:data:`SCRATCH_METHODS`).
+        method: the training method (:data:`SCRATCH_METHODS`): ``standard`` (cross-entropy
+            of the cropped and flipped image) or ``augmix`` (that image and two AugMix views of
+            it in one batch: cross-entropy of the image, label-smoothed as set, + λ · JS of
+            the three; Hendrycks et al. 2020, Eq. 1 and its CIFAR script).
+        augmix: AugMix's settings (method ``augmix`` only; None otherwise).
         seed: keys the weights and every epoch's draws.
     """
 
@@ -88,6 +96,7 @@ class ScratchRecipe:
     std: tuple[float, float, float] = (0.5, 0.5, 0.5)
     precision: str = "fp32"
     method: str = "standard"
+    augmix: AugMixSettings | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -116,12 +125,21 @@ class ScratchRecipe:
         if self.method not in SCRATCH_METHODS:
             problems.append(f"method {self.method!r}: from-scratch training supports "
                             f"{', '.join(SCRATCH_METHODS)} so far")
+        elif (self.method == "augmix") != (self.augmix is not None):
+            problems.append(f"method {self.method} "
+                            f"{'needs' if self.method == 'augmix' else 'takes no'} augmix "
+                            "settings")
         if problems:
             raise VcrbenchError("training recipe: " + "; ".join(problems))
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain dict (tuples as lists), stored in every checkpoint."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """Plain dict (tuples as lists), stored in every checkpoint; without ``augmix`` when
+        it is None, so that a standard recipe's dict (a workflow parameter) is what it was
+        before methods existed."""
+        values = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        if values["augmix"] is None:
+            del values["augmix"]
+        return values
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> ScratchRecipe:
@@ -131,7 +149,10 @@ class ScratchRecipe:
         if unknown:
             raise VcrbenchError(f"training recipe: unknown keys {unknown}; known: "
                                 f"{', '.join(sorted(known))}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        if isinstance(values.get("augmix"), Mapping):
+            values["augmix"] = AugMixSettings(**values["augmix"])
+        return cls(**values)
 
 
 #: The fast CPU recipe of ``fastnet`` (``benchmarks/bench_cifar_train.py`` measures it): large
@@ -207,6 +228,30 @@ def normalise(images: torch.Tensor, recipe: ScratchRecipe) -> torch.Tensor:
     return ((x - mean) / std).contiguous(memory_format=torch.channels_last)
 
 
+def augmix_training_views(recipe: ScratchRecipe, batch: torch.Tensor, epoch: int,
+                          positions: range) -> list[torch.Tensor]:
+    """The two AugMix views of a training batch (method ``augmix``).
+
+    Args:
+        batch: (B, H, W, 3) uint8, the cropped and flipped images at ``positions`` (their places
+            in epoch ``epoch``'s order).
+    Returns:
+        two (B, H, W, 3) uint8 views; view ``v`` of position ``p`` is drawn from the generator
+        keyed by ``(seed, epoch, AUGMIX_STREAM, p, v)``, so it does not depend on the batch.
+    """
+    from vcrbench.training.augmix import AUGMIX_OPS, draw_augmix
+    from vcrbench.training.augmix_batch import augmix_views
+
+    chw = batch.permute(0, 3, 1, 2)
+    views = []
+    for v in range(2):
+        draws = [draw_augmix(np.random.default_rng(np.random.SeedSequence(
+                     [recipe.seed, epoch, AUGMIX_STREAM, p, v])), AUGMIX_OPS, recipe.augmix)
+                 for p in positions]
+        views.append(augmix_views(chw, draws).permute(0, 2, 3, 1))
+    return views
+
+
 def _autocast(recipe: ScratchRecipe, device: torch.device):
     return torch.autocast(device.type, dtype=torch.bfloat16,
                           enabled=recipe.precision == "bf16")
@@ -242,8 +287,9 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         labels: (N,) int64 on the same device.
         on_step: called with (step in epoch, steps in epoch) after each step.
     Returns:
-        ``epoch``, ``lr`` (at the epoch's last step), ``loss`` and ``accuracy`` (mean over the
-        epoch's images as they were seen, before each step).
+        ``epoch``, ``lr`` (at the epoch's last step), ``loss`` (the method's, per image) and
+        ``accuracy`` (of the cropped and flipped images as they were seen, before each step;
+        not of AugMix's views), means over the epoch's images.
     """
     recipe, model, optimizer = state.recipe, state.model, state.optimizer
     if state.epoch >= recipe.epochs:
@@ -268,14 +314,24 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         index = order[positions]
         batch = augment(images[index], dx[positions], dy[positions], flip[positions],
                         recipe.crop_padding)
-        x = normalise(batch, recipe)
         y = labels[index]
+        if recipe.method == "augmix":
+            # AugMix's CIFAR script: the image and its two views in one batch (shared batch
+            # statistics), the loss on the image's logits plus the consistency of all three
+            views = augmix_training_views(recipe, batch, epoch,
+                                          range(positions.start, positions.start + len(y)))
+            batch = torch.cat([batch, *views])
+        x = normalise(batch, recipe)
         lr = learning_rate(recipe, (epoch - 1) * per_epoch + step, total)
         for group in optimizer.param_groups:
             group["lr"] = lr
         with _autocast(recipe, device):
-            logits = model(x)
-        loss = criterion(logits.float(), y)
+            all_logits = model(x).float()
+        logits = all_logits[:len(y)]
+        loss = criterion(logits, y)
+        if recipe.method == "augmix":
+            probabilities = [part.softmax(1) for part in all_logits.split(len(y))]
+            loss = loss + recipe.augmix.lam * jensen_shannon(probabilities).sum()
         optimizer.zero_grad(set_to_none=True)
         (loss / len(y)).backward()
         optimizer.step()

@@ -50,6 +50,16 @@ class AugMixSettings:
     severity: float = 3.0
     lam: float = 12.0
 
+    @classmethod
+    def from_config(cls, augmix: Mapping[str, Any]) -> AugMixSettings:
+        """From a config ``augmix`` mapping (``lambda`` is :attr:`lam`); unset keys keep the
+        defaults."""
+        return cls(width=int(augmix.get("width", 3)),
+                   depth=None if augmix.get("depth") is None else int(augmix["depth"]),
+                   alpha=float(augmix.get("alpha", 1.0)),
+                   severity=float(augmix.get("severity", 3)),
+                   lam=float(augmix.get("lambda", 12.0)))
+
 
 @dataclass(frozen=True)
 class PgdSettings:
@@ -177,13 +187,7 @@ class TrainingSpec:
             gamma=float(schedule["gamma"]),
             seed=int(run_seed if entry["seed"] is None else entry["seed"]),
             method=method,
-            augmix=AugMixSettings(
-                width=int(augmix.get("width", 3)),
-                depth=None if augmix.get("depth") is None else int(augmix["depth"]),
-                alpha=float(augmix.get("alpha", 1.0)),
-                severity=float(augmix.get("severity", 3)),
-                lam=float(augmix.get("lambda", 12.0)),
-            ),
+            augmix=AugMixSettings.from_config(augmix),
             reva=RevaSettings(
                 targeted=tuple(targeted),
                 severity=None if reva.get("domain_fraction") is not None else int(

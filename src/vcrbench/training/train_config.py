@@ -16,6 +16,7 @@ from vcrbench.data.datasets import (
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.cifar import input_size
 from vcrbench.training.scratch import FAST_RECIPE, SCRATCH_METHODS, ScratchRecipe
+from vcrbench.training.spec import AugMixSettings
 
 #: Where the unset recipe keys of an entry come from (``preset``).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -33,7 +34,16 @@ def recipe_of_entry(entry: Mapping[str, Any], run_seed: int) -> ScratchRecipe:
     values = {**PRESETS[entry["preset"]], **entry["recipe"]}
     return ScratchRecipe.from_dict({**values, "architecture": entry["architecture"],
                                     "classes": label_space(entry["data"]).classes,
-                                    "method": entry["method"], "seed": seed})
+                                    "method": entry["method"],
+                                    "augmix": augmix_settings(entry), "seed": seed})
+
+
+def augmix_settings(entry: Mapping[str, Any]) -> AugMixSettings | None:
+    """The AugMix settings of an ``augmix`` entry (its ``augmix`` keys over AugMix's CIFAR
+    defaults), None for other methods."""
+    if entry["method"] != "augmix":
+        return None
+    return AugMixSettings.from_config(entry.get("augmix") or {})
 
 
 def trained_names(config: Mapping[str, Any]) -> list[str]:
@@ -59,8 +69,8 @@ def check_train(config: Mapping[str, Any]) -> None:
         if entry["method"] not in SCRATCH_METHODS:
             raise VcrbenchError(
                 f"{where}.method is {entry['method']}; training from scratch supports "
-                f"{', '.join(SCRATCH_METHODS)} so far (AugMix and REVa views are built for "
-                "fine-tuning only: use a finetune entry, or method: standard)"
+                f"{', '.join(SCRATCH_METHODS)} so far (REVa's PGD counterparts are built for "
+                "fine-tuning only: use a finetune entry, or method: standard / augmix)"
             )
         data = entry["data"]
         check_dataset(data, f"train[{i}].data")

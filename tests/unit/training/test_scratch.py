@@ -120,8 +120,78 @@ def test_checkpoint_of_other_settings_is_refused(tmp_path) -> None:
 
 
 def test_bad_recipe_names_every_problem() -> None:
-    with pytest.raises(VcrbenchError, match="schedule 'step'.*method 'augmix'"):
-        _recipe(schedule="step", method="augmix")
+    with pytest.raises(VcrbenchError, match="schedule 'step'.*method 'reva'"):
+        _recipe(schedule="step", method="reva")
     with pytest.raises(VcrbenchError, match=r"unknown keys \['learning_rate'\]"):
         ScratchRecipe.from_dict({"architecture": "fastnet", "classes": 10,
                                  "learning_rate": 0.1})
+
+
+def _augmix_recipe(**changes) -> ScratchRecipe:
+    from vcrbench.training.spec import AugMixSettings
+
+    return _recipe(method="augmix", augmix=AugMixSettings(), **changes)
+
+
+def test_augmix_views_of_a_batch_are_keyed_by_position() -> None:
+    from vcrbench.training.scratch import augmix_training_views
+
+    images, _ = _toy_data(20)
+    recipe = _augmix_recipe()
+    whole = augmix_training_views(recipe, images, 2, range(0, 20))
+    part = augmix_training_views(recipe, images[6:11], 2, range(6, 11))
+    for v in range(2):
+        assert torch.equal(whole[v][6:11], part[v])
+        assert whole[v].shape == images.shape and whole[v].dtype == torch.uint8
+    other_epoch = augmix_training_views(recipe, images, 3, range(0, 20))
+    assert not torch.equal(whole[0], other_epoch[0])
+    assert not torch.equal(whole[0], whole[1])
+
+
+def test_augmix_loss_is_cross_entropy_plus_lambda_js_of_the_three_views() -> None:
+    """One step over the whole set: the logged loss is the pre-step loss, recomputed here from
+    the same model with an explicit Jensen-Shannon divergence."""
+    from vcrbench.training.scratch import augmix_training_views, normalise
+
+    images, labels = _toy_data(24)
+    recipe = _augmix_recipe(epochs=1, batch_size=24, crop_padding=0, flip=False)
+    model = new_state(recipe).model
+    model.train()
+    order = torch.as_tensor(epoch_draws(recipe, 24, 1).order)
+    batch, y = images[order], labels[order]
+    views = augmix_training_views(recipe, batch, 1, range(24))
+    with torch.no_grad():
+        logits = model(normalise(torch.cat([batch, *views]), recipe)).double()
+    p = [part.softmax(1) for part in logits.split(24)]
+    mixture = torch.clamp(sum(p) / 3, 1e-7, 1)
+    kl = [(q * (torch.log(q) - torch.log(mixture))).sum(1) for q in p]
+    ce = -torch.log(p[0][torch.arange(24), y])
+    expected = float((ce + 12.0 * sum(kl) / 3).mean())
+    row = train_epoch(new_state(recipe), images, labels)
+    assert row["loss"] == pytest.approx(expected, rel=1e-4)
+
+
+def test_augmix_training_is_deterministic_and_learns() -> None:
+    images, labels = _toy_data()
+    recipe = _augmix_recipe(epochs=6)
+    first, second = new_state(recipe), new_state(recipe)
+    rows = [train_epoch(first, images, labels) for _ in range(6)]
+    for _ in range(6):
+        train_epoch(second, images, labels)
+    weights = zip(first.model.state_dict().values(), second.model.state_dict().values(),
+                  strict=True)
+    assert all(torch.equal(a, b) for a, b in weights)
+    assert rows[-1]["loss"] < rows[0]["loss"]
+    assert accuracy(first.model, images, labels, first.recipe) > 0.9
+
+
+def test_augmix_settings_go_with_the_augmix_method_only() -> None:
+    from vcrbench.training.spec import AugMixSettings
+
+    with pytest.raises(VcrbenchError, match="method augmix needs augmix settings"):
+        _recipe(method="augmix")
+    with pytest.raises(VcrbenchError, match="method standard takes no augmix settings"):
+        _recipe(augmix=AugMixSettings())
+    recipe = _augmix_recipe()
+    assert ScratchRecipe.from_dict(recipe.as_dict()) == recipe
+    assert "augmix" not in _recipe().as_dict()

@@ -89,11 +89,24 @@ def test_training_on_the_evaluation_images_is_refused(root: Path) -> None:
         validate_config(config)
 
 
-def test_methods_not_built_from_scratch_are_refused(root: Path) -> None:
+@pytest.mark.parametrize("method", ["reva_minus", "reva"])
+def test_methods_not_built_from_scratch_are_refused(root: Path, method: str) -> None:
     config = _config(root)
-    config["train"][0]["method"] = "augmix"
-    with pytest.raises(VcrbenchError, match="supports standard so far"):
+    config["train"][0]["method"] = method
+    with pytest.raises(VcrbenchError, match="supports standard, augmix so far"):
         validate_config(config)
+
+
+def test_an_augmix_entry_gets_augmix_settings_and_a_standard_one_none(root: Path) -> None:
+    config = _config(root)
+    config["train"][0].update(method="augmix", augmix={"severity": 1, "lambda": 6})
+    entry = validate_config(config)["train"][0]
+    recipe = recipe_of_entry(entry, 0)
+    assert recipe.method == "augmix"
+    assert (recipe.augmix.width, recipe.augmix.depth, recipe.augmix.alpha) == (3, None, 1.0)
+    assert (recipe.augmix.severity, recipe.augmix.lam) == (1.0, 6.0)
+    standard = recipe_of_entry(validate_config(_config(root))["train"][0], 0)
+    assert standard.augmix is None and "augmix" not in standard.as_dict()
 
 
 def test_another_label_space_for_training_is_refused(tmp_path: Path) -> None:
