@@ -1,4 +1,4 @@
-"""Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config``.
+"""Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config | results``.
 
 Each subcommand is a thin wrapper over a library function, with the same image preparation as
 the pipeline where it matters.
@@ -148,6 +148,58 @@ def _check_config(args: argparse.Namespace) -> None:
     print(yaml.safe_dump(config, sort_keys=False))
 
 
+def _run_paths(items: Sequence[str]) -> dict[str, str] | list[str]:
+    """RUN_DIR arguments: folders, or NAME=PATH where two folders share a name."""
+    named = [item.split("=", 1) for item in items if "=" in item and not Path(item).is_dir()]
+    if not named:
+        return list(items)
+    if len(named) != len(items):
+        raise VcrbenchError("name every run (NAME=PATH) or none")
+    return {name: path for name, path in named}
+
+
+def _results(args: argparse.Namespace) -> None:
+    from vcrbench.results import TABLES, open_runs
+    from vcrbench.results.views import render, side_by_side, write
+    from vcrbench.results.where import apply_conditions, key_values, parse_conditions
+
+    spec = TABLES.get(args.table)
+    if spec is None:
+        raise VcrbenchError(f"--table {args.table!r}: known tables: {', '.join(TABLES)}")
+    if args.format == "parquet" and args.output is None:
+        raise VcrbenchError("--format parquet needs --output FILE")
+    conditions = parse_conditions(args.where)
+    runs = open_runs(_run_paths(args.runs))
+    frame = runs.scan(spec.name, diagonal=args.diagonal,
+                      **{k: key_values(conditions, k) for k in ("run", "model", "corruption")
+                         if k in spec.parts or k == "run"})
+    table = apply_conditions(frame, conditions).collect()
+    if args.pivot:
+        values = args.values.split(",") if args.values else ["R"]
+        table = side_by_side(table, by=args.pivot, values=values, keys=spec.keys)
+    elif args.columns:
+        table = table.select(_columns(table.columns, ["run", *args.columns.split(",")]))
+    elif args.format == "md" and spec.show:
+        table = table.select(_columns(table.columns, ["run", "model", "corruption", *spec.show],
+                                      strict=False))
+    if args.output is not None:
+        write(table, args.format, args.output)
+    else:
+        sys.stdout.write(render(table, args.format))
+
+
+def _columns(columns: Sequence[str], wanted: Sequence[str], strict: bool = True) -> list[str]:
+    """The ``wanted`` columns in that order, each with its interval columns (``R``: ``R_lo``,
+    ``R_hi``); unknown ones an error (``strict``) or left out."""
+    unknown = [w for w in wanted if w not in columns]
+    if unknown and strict:
+        raise VcrbenchError(f"--columns: no column {', '.join(unknown)}; columns: "
+                            f"{', '.join(columns)}")
+    chosen = [c for w in wanted if w in columns
+              for c in (w, f"{w}_lo", f"{w}_hi") if c in columns]
+    return list(dict.fromkeys(chosen))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vcrbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -186,6 +238,36 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check-config", help="validate config files, print them with defaults")
     p.add_argument("configfile", nargs="+")
     p.set_defaults(func=_check_config)
+
+    p = sub.add_parser(
+        "results",
+        help="a table of one or several results folders, side by side",
+        description="Print or write one table of results folders results/<run>/ with a run "
+        "column, e.g. R of every model and corruption of two runs side by side: "
+        "vcrbench results results/a results/b --where metric=accuracy --pivot run",
+    )
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="a results folder, or NAME=PATH to name it (two folders of one name)")
+    p.add_argument("--table", default="summary", metavar="NAME",
+                   help="summary (default), coverage, metrics, rates, curves, outcomes, scores, "
+                   "predictions, retraining, overlap-*, reva-* (docs/architecture.md)")
+    p.add_argument("--where", action="append", default=[], metavar="EXPR",
+                   help="COLUMN=V[,V…], COLUMN!=V[,V…] or COLUMN<V (<, <=, >, >=); repeated: "
+                   "all hold; 'null' is a missing value")
+    p.add_argument("--columns", metavar="A,B,…",
+                   help="the columns to show after run, each with its interval (default: all; "
+                   "md: the main ones)")
+    p.add_argument("--pivot", metavar="COLUMN",
+                   help="one group of columns per value of COLUMN (run, model, …)")
+    p.add_argument("--values", metavar="A,B,…", help="the columns of each --pivot group "
+                   "(default R, with its interval)")
+    p.add_argument("--format", choices=["md", "csv", "json", "parquet"], default="md")
+    p.add_argument("--output", type=Path, metavar="FILE",
+                   help="write here (needed for parquet); default: standard output")
+    p.add_argument("--diagonal", action="store_true",
+                   help="where runs differ in columns (two versions), keep the union of the "
+                   "columns, null where a run lacks one, instead of stopping")
+    p.set_defaults(func=_results)
     return parser
 
 

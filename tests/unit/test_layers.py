@@ -36,7 +36,8 @@ ALLOWED: dict[str, set[str]] = {
     "reva": {"errors", "core", "data", "corruptions", "vif", "curves", "models", "evaluation",
              "attacks"},
     "config": SHARED | PAPERS,
-    "cli": SHARED | PAPERS | {"config"},
+    "results": {"errors", "core", "vcr"},
+    "cli": SHARED | PAPERS | {"config", "results"},
 }
 
 
