@@ -621,8 +621,10 @@ _ENTRIES += [
         1/2) / (k - 1); levels is rounded half up to the integer k. 256 levels is the 8-bit
         image itself (clean), 2 levels (each channel black or full) the fewest that still
         quantize: dv 0.81, the corruption cannot remove more (1 level would be a flat image, not
-        a quantization). NOC's 4 to 9 levels: dv 0.74 to 0.49. (The authors' code computes
-        round(x n) / n, n + 1 levels.)""",
+        a quantization). NOC's 4 to 9 levels (the paper's text): dv 0.74 to 0.49. The authors'
+        code computes round(x n) / n, n + 1 levels, so the range they calibrated (ResNet-18
+        robustness 0.95 to 0.5) and ImageNet-NOC's images are 5 to 10 levels here; levels = n
+        + 1 reproduces them.""",
         noc_table.quantization, spacing={"levels": 0.8}, spacing_power={"levels": 2.0},
         source_range={"levels": (4.0, 9.0)}),
     _entry(
@@ -671,10 +673,11 @@ _ENTRIES += [
         "noc_artifacts", "noc", "occlusion", {"count": (0.0, 10000.0)},
         None, True, (0.0,), (10000.0,),
         """NOC artifacts: count small dotted lines on a 224 px image (noc_table: other sizes
-        scale the picture), each three 5 x 3 px dashes 3 px apart (21 x 3 px), all of one grey
-        value drawn per image, anchored uniformly and clipped by the border; count rounded half
-        up. 0 is the clean image; 10,000 lines cover the image with the grey (dv 1.0). NOC's 15
-        to 170: dv 0.29 to 0.78.""",
+        scale the picture), each three 5 x 3 px dashes 3 px apart (21 x 3 px; our reading of
+        the paper's "small dotted lines": the authors' code draws dotted pixels around a solid
+        centre dash), all of one grey value drawn per image, anchored uniformly and clipped by
+        the border; count rounded half up. 0 is the clean image; 10,000 lines cover the image
+        with the grey (dv 1.0). NOC's 15 to 170: dv 0.29 to 0.78.""",
         noc_table.artifacts, spacing={"count": 0.0001}, spacing_power={"count": 0.7},
         source_range={"count": (15.0, 170.0)}),
     _entry(
