@@ -13,7 +13,7 @@ use rule samples as imagenet_c_samples with:
         f"{RESULTS}/logs/imagenet-c/samples/{{corruption}}.log",
     params:
         seed=config["seed"],
-        sampling={**config["sampling"], "mode": "imagenet-c", "n": IC_N},
+        sampling={**config["sampling"], "mode": "imagenet-c", "n": IC_N, **IC_JPEG},
         definition=imagenet_c_definition,
         side=IMAGE_SIDE,
 

@@ -170,7 +170,7 @@ use rule samples as reva_imagenet_c_samples with:
         f"{RESULTS}/logs/reva/{{set}}/imagenet-c/samples/{{corruption}}.log",
     params:
         seed=config["seed"],
-        sampling={**config["sampling"], "mode": "imagenet-c", "n": REVA_IC_N},
+        sampling={**config["sampling"], "mode": "imagenet-c", "n": REVA_IC_N, **IC_JPEG},
         definition=imagenet_c_definition,
         side=IMAGE_SIDE,
 

@@ -22,6 +22,7 @@ with job(snakemake.log[0], snakemake.threads, "samples") as log:
             shard=shard,
             spacing=sampling["spacing"],
             side=snakemake.params.side,
+            jpeg_quality=sampling.get("jpeg_quality"),
         )
         write_table(table, path)
         log.info("shard %d: %d samples", shard, table.num_rows)

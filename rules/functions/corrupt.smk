@@ -5,6 +5,13 @@ from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
 from vcrbench.evaluation.scoring import stores_images  # noqa: E402
 
 SHARDS = list(range(shard_count(config["sampling"]["n"], config["sampling"]["shard_size"])))
+# ImageNet-C severity samples re-saved as JPEG (imagenet_c.jpeg_quality): a key of their rules'
+# sampling parameter only when set, so that the default leaves every rule's parameters unchanged.
+IC_JPEG = (
+    {"jpeg_quality": config["imagenet_c"]["jpeg_quality"]}
+    if config["imagenet_c"]["jpeg_quality"] is not None
+    else {}
+)
 # Whether scored shards keep their pixels (scoring.store_images; auto: by the run's size, counted
 # as its uniform and ImageNet-C samples).
 STORE_IMAGES = stores_images(

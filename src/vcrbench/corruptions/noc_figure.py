@@ -1,29 +1,34 @@
 """NOC's candidate corruptions of its appendix figure (Laugros et al., Figures 2 and 6): border,
 translation, shear, elastic, rotation, backlight, brightness, contrast, colour distortion,
-greyscale and hue.
+greyscale and hue; and three variants of ours kept from before (radial backlight, smooth elastic,
+channel gains), which are not NOC's.
 
 The paper shows these only as pictures (their descriptions and severity ranges were images that
-did not survive in the text), so each is implemented here as a standard, clearly defined
-operation; the registry's ``docs`` say which choices are ours.
+did not survive in the text). Border, elastic, backlight, colour distortion, contrast and
+translation follow the NOC authors' definitions in words (issue 33): a mid-grey frame, one side
+cropped and the rest stretched back, the image split into a brightened and a darkened part, a
+constant added to one colour channel, a blend towards the mean of all values, independent x and
+y shifts. The rest are standard, clearly defined operations; the registry's ``docs`` say which
+choices are ours.
 
 Units. Lengths are in *pixels of a 224 px side*: on an ``H x W`` image a length ``d`` is
 ``d * W / 224`` px horizontally and ``d * H / 224`` px vertically (the image is treated as a
 224 x 224 square stretched to its shape, so the same parameter does the same to any size).
 
-Geometry. Every geometric corruption is a backward warp: output pixel ``p`` takes the input at a
+Geometry. The affine corruptions are backward warps: output pixel ``p`` takes the input at a
 location ``T(p)`` by bilinear interpolation with ``torch.nn.functional.grid_sample(mode=
 "bilinear", padding_mode="zeros", align_corners=False)``: locations are in normalised
 coordinates where ``-1`` and ``+1`` are the *outer edges* of the border pixels (pixel ``j``'s
 centre is at ``(2 j + 1) / W - 1``), the convention of ``torchvision.transforms.v2.functional``'s
 ``affine``, ``rotate`` and ``elastic``; locations outside the image read black (zeros), so
 exposed areas are black. Affine maps are ``theta`` matrices for ``affine_grid`` (output
-normalised coordinates -> input normalised coordinates). Grids are built on the CPU in float64
-from the sample's own parameters and seed and then moved to the image's device and dtype, so
-they are the same on every device and in every batch.
+normalised coordinates -> input normalised coordinates). Grids and resampling matrices are
+built on the CPU in float64 from the sample's own parameters and seed and then moved to the
+image's device and dtype, so they are the same on every device and in every batch.
 
-Randomness (direction, sign, light position, gains, displacement field) comes only from the
-sample's seed, through :func:`vcrbench.corruptions.generators.torch_generator`; parameter values
-at the clean end return the image itself.
+Randomness (sign, side, split, channel, light position, gains, displacement field) comes only
+from the sample's seed, through :func:`vcrbench.corruptions.generators.torch_generator`;
+parameter values at the clean end return the image itself.
 """
 
 from __future__ import annotations
@@ -43,8 +48,12 @@ from vcrbench.corruptions.kernels import gaussian_taps, separable_filter
 SIDE = 224.0
 #: ITU-R BT.601 luma weights (OpenCV's RGB2GRAY, the grey image VIF is computed on).
 LUMA = (0.299, 0.587, 0.114)
-#: Backlight: radius (px of a 224 px side) where the light has fallen to half its peak.
+#: Radial backlight: radius (px of a 224 px side) where the light has fallen to half its peak.
 BACKLIGHT_RADIUS = 56.0
+#: Border: the grey of NOC's frame (mid-grey, in [0, 1]).
+BORDER_GREY = 0.5
+#: Elastic: the sides that can be cropped, in the order of :func:`keyed_side`.
+SIDES = ("left", "right", "top", "bottom")
 
 
 # --------------------------------------------------------------------------- keyed draws
@@ -56,10 +65,27 @@ def keyed_sign(seed: int) -> float:
     return 1.0 if float(u) < 0.5 else -1.0
 
 
-def keyed_direction(seed: int) -> float:
-    """An angle uniform in ``[0, 2 pi)`` (radians) from the sample's generator."""
+def keyed_side(seed: int) -> str:
+    """Elastic: the cropped side, ``SIDES[floor(4 u)]`` with ``u`` the generator's first
+    ``torch.rand`` (left, right, top, bottom with equal odds)."""
     u = torch.rand(1, generator=torch_generator(seed), dtype=torch.float64)
-    return float(u) * 2.0 * math.pi
+    return SIDES[min(int(float(u) * 4.0), 3)]
+
+
+def keyed_split(seed: int) -> tuple[bool, float, bool]:
+    """Backlight: ``(vertical, position, bright_first)`` from ``u = torch.rand(3)``: a vertical
+    split line (left and right parts) if ``u0 < 0.5``, else horizontal (top and bottom); its
+    position a fraction ``0.25 + 0.5 u1`` of the width (height), in the central half; the left
+    (top) part brightened if ``u2 < 0.5``, else the right (bottom) one."""
+    u = torch.rand(3, generator=torch_generator(seed), dtype=torch.float64)
+    return float(u[0]) < 0.5, 0.25 + 0.5 * float(u[1]), float(u[2]) < 0.5
+
+
+def keyed_channel(seed: int) -> int:
+    """Colour distortion: the channel (0 R, 1 G, 2 B) ``floor(3 u)``, ``u`` the generator's first
+    ``torch.rand`` (each with odds 1/3)."""
+    u = torch.rand(1, generator=torch_generator(seed), dtype=torch.float64)
+    return min(int(float(u) * 3.0), 2)
 
 
 def keyed_light_centre(seed: int) -> tuple[float, float]:
@@ -70,7 +96,7 @@ def keyed_light_centre(seed: int) -> tuple[float, float]:
 
 
 def keyed_gain_exponents(seed: int) -> np.ndarray:
-    """Colour distortion: three exponents ``z_c`` uniform in ``[-1, 1]`` (R, G, B)."""
+    """Channel gains: three exponents ``z_c`` uniform in ``[-1, 1]`` (R, G, B)."""
     u = torch.rand(3, generator=torch_generator(seed), dtype=torch.float64)
     return (2.0 * u - 1.0).numpy()
 
@@ -111,13 +137,11 @@ def affine_warp(image: torch.Tensor, theta: np.ndarray) -> torch.Tensor:
     return _warp(image, grid)
 
 
-def translation_theta(distance: float, angle: float) -> np.ndarray:
-    """Content moved by ``distance`` px (of 224) in direction ``angle`` (radians, x right, y down):
-    output ``p`` reads the input at ``p - t``, ``t = distance * (cos, sin) / 224`` of each side,
-    i.e. ``2 * distance * (cos, sin) / 224`` in normalised units."""
-    tx = 2.0 * distance * math.cos(angle) / SIDE
-    ty = 2.0 * distance * math.sin(angle) / SIDE
-    return np.array([[1.0, 0.0, -tx], [0.0, 1.0, -ty]])
+def translation_theta(dx: float, dy: float) -> np.ndarray:
+    """Content moved by ``dx`` px (of 224) to the right and ``dy`` px down: output ``p`` reads the
+    input at ``p - t``, ``t = (dx, dy) / 224`` of each side, i.e. ``2 (dx, dy) / 224`` in
+    normalised units."""
+    return np.array([[1.0, 0.0, -2.0 * dx / SIDE], [0.0, 1.0, -2.0 * dy / SIDE]])
 
 
 def shear_theta(factor: float, height: int, width: int) -> np.ndarray:
@@ -162,7 +186,8 @@ def border_keep(width_224: float, height: int, width: int) -> torch.Tensor:
 
 def border(images: torch.Tensor, params: dict[str, np.ndarray],
            seeds: Sequence[int]) -> torch.Tensor:
-    """A black frame ``width`` px (of 224) wide on every side: ``x * keep``."""
+    """A mid-grey frame ``width`` px (of 224) wide on every side (NOC's):
+    ``keep * x + (1 - keep) * 0.5``, ``keep`` of :func:`border_keep`."""
     _, _, h, w = images.shape
     out = []
     for image, width_224 in zip(images, _values(params, "width"), strict=True):
@@ -170,7 +195,7 @@ def border(images: torch.Tensor, params: dict[str, np.ndarray],
             out.append(image)
             continue
         keep = border_keep(width_224, h, w).to(device=image.device, dtype=image.dtype)
-        out.append(image * keep)
+        out.append(image * keep + (1.0 - keep) * BORDER_GREY)
     return torch.stack(out)
 
 
@@ -186,9 +211,13 @@ def _warp_each(images: torch.Tensor, values: np.ndarray, seeds: Sequence[int],
 
 def translation(images: torch.Tensor, params: dict[str, np.ndarray],
                 seeds: Sequence[int]) -> torch.Tensor:
-    """Shift by ``distance`` px (of 224) in a direction uniform on the circle (from the seed)."""
-    return _warp_each(images, _values(params, "distance"), seeds,
-                      lambda d, seed, h, w: translation_theta(d, keyed_direction(seed)))
+    """Shift by ``dx`` px (of 224) to the right and ``dy`` px down, each its own parameter (NOC's
+    x and y shifts are independent), exposed areas black; ``(0, 0)`` is the image itself."""
+    _, _, h, w = images.shape
+    return torch.stack([
+        image if dx == 0 and dy == 0 else affine_warp(image, translation_theta(dx, dy))
+        for image, dx, dy in zip(images, _values(params, "dx"), _values(params, "dy"),
+                                 strict=True)])
 
 
 def shear(images: torch.Tensor, params: dict[str, np.ndarray],
@@ -216,9 +245,10 @@ def elastic_displacement(seed: int, height: int, width: int, amplitude: float,
     return torch.from_numpy(2.0 * amplitude / SIDE * field).permute(1, 2, 0)[None]
 
 
-def elastic(images: torch.Tensor, params: dict[str, np.ndarray],
-            seeds: Sequence[int]) -> torch.Tensor:
-    """Output ``p`` reads the input at ``p + amplitude * field(p)`` (bilinear, black outside)."""
+def smooth_elastic(images: torch.Tensor, params: dict[str, np.ndarray],
+                   seeds: Sequence[int]) -> torch.Tensor:
+    """Output ``p`` reads the input at ``p + amplitude * field(p)`` (bilinear, black outside):
+    a smooth random displacement field, ours (``noc_smooth_elastic``), not NOC's elastic."""
     _, _, h, w = images.shape
     identity = F.affine_grid(torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]],
                                           dtype=torch.float64), [1, 3, h, w], align_corners=False)
@@ -230,6 +260,54 @@ def elastic(images: torch.Tensor, params: dict[str, np.ndarray],
             continue
         out.append(_warp(image, identity + elastic_displacement(seed, h, w, a, s)))
     return torch.stack(out)
+
+
+def stretch_matrix(n: int, crop: float, far: bool) -> np.ndarray:
+    """``(n, n)`` float64 linear-interpolation matrix that crops ``crop`` px (continuous, ``0 <=
+    crop < n - 1``) off one end of an axis of ``n`` px and stretches the rest back to ``n`` px.
+
+    Pixel ``j`` covers ``[j, j + 1)``; the kept interval ``[crop, n)`` (near end cropped) or
+    ``[0, n - crop)`` (``far``: the far end cropped) is mapped linearly onto ``[0, n)``, so output
+    ``j`` reads the input at pixel index ``t = a + (j + 1/2) s - 1/2``, ``s = (n - crop) / n``,
+    ``a = crop`` (near) or 0 (far), clamped to the kept pixels' centres (``[crop, n - 1]`` or
+    ``[0, n - 1 - crop]``), with weights ``1 - f`` and ``f`` on pixels ``floor(t)`` and
+    ``floor(t) + 1``, ``f = t - floor(t)``. For a whole-pixel crop this is cutting those pixels
+    off and ``torch.nn.functional.interpolate(mode="bilinear", align_corners=False)`` back.
+    """
+    s = (n - crop) / n
+    j = np.arange(n, dtype=np.float64)
+    if far:
+        t = np.clip((j + 0.5) * s - 0.5, 0.0, n - 1.0 - crop)
+    else:
+        t = np.clip(crop + (j + 0.5) * s - 0.5, crop, n - 1.0)
+    lo = np.minimum(np.floor(t).astype(np.int64), n - 1)
+    frac = t - lo
+    hi = np.minimum(lo + 1, n - 1)
+    m = np.zeros((n, n))
+    np.add.at(m, (np.arange(n), lo), 1.0 - frac)
+    np.add.at(m, (np.arange(n), hi), frac)
+    return m
+
+
+def crop_stretch(image: torch.Tensor, crop_224: float, side: str) -> torch.Tensor:
+    """One ``(3, H, W)`` image with ``crop_224`` px (of 224) cut off ``side`` and the rest
+    stretched back along that axis (:func:`stretch_matrix`; ``crop_224 * W / 224`` px for left
+    and right, ``crop_224 * H / 224`` px for top and bottom)."""
+    _, h, w = image.shape
+    horizontal = side in ("left", "right")
+    n = w if horizontal else h
+    m = torch.from_numpy(stretch_matrix(n, crop_224 * n / SIDE, side in ("right", "bottom")))
+    m = m.to(device=image.device, dtype=image.dtype)
+    return torch.matmul(image, m.T) if horizontal else torch.matmul(m, image)
+
+
+def elastic(images: torch.Tensor, params: dict[str, np.ndarray],
+            seeds: Sequence[int]) -> torch.Tensor:
+    """NOC's elastic: ``crop`` px (of 224) cropped off one side, drawn from the seed
+    (:func:`keyed_side`), and the rest stretched back to the image's size along that axis."""
+    return torch.stack([
+        image if c == 0 else crop_stretch(image, c, keyed_side(int(seed)))
+        for image, c, seed in zip(images, _values(params, "crop"), seeds, strict=True)])
 
 
 # --------------------------------------------------------------------------- colour
@@ -246,9 +324,10 @@ def backlight_light(seed: int, height: int, width: int) -> torch.Tensor:
     return 1.0 / (1.0 + r2 / BACKLIGHT_RADIUS**2)
 
 
-def backlight(images: torch.Tensor, params: dict[str, np.ndarray],
-              seeds: Sequence[int]) -> torch.Tensor:
-    """``clip(x + strength * light)``: white light added to every channel."""
+def radial_backlight(images: torch.Tensor, params: dict[str, np.ndarray],
+                     seeds: Sequence[int]) -> torch.Tensor:
+    """``clip(x + strength * light)``: white light added to every channel (ours,
+    ``noc_radial_backlight``; not NOC's backlight)."""
     _, _, h, w = images.shape
     out = []
     for image, b, seed in zip(images, _values(params, "strength"), seeds, strict=True):
@@ -257,6 +336,42 @@ def backlight(images: torch.Tensor, params: dict[str, np.ndarray],
             continue
         light = (b * backlight_light(seed, h, w)).to(device=image.device, dtype=image.dtype)
         out.append((image + light).clamp(0.0, 1.0))
+    return torch.stack(out)
+
+
+def split_fraction(n: int, position: float) -> torch.Tensor:
+    """``(n,)`` float64: the fraction of each pixel ``[j, j + 1)`` of an axis of ``n`` px that
+    lies before the split at ``position * n`` px (1 before it, 0 after, the area in between)."""
+    j = torch.arange(n, dtype=torch.float64)
+    return (position * n - j).clamp(0.0, 1.0)
+
+
+def backlight_shift(seed: int, height: int, width: int) -> torch.Tensor:
+    """``(H, W)`` float64 in ``[-1, 1]``: +1 on the brightened part, -1 on the darkened part of
+    :func:`keyed_split`'s split, ``2 a - 1`` on pixels the line crosses (``a`` the brightened
+    fraction of the pixel's area)."""
+    vertical, position, bright_first = keyed_split(seed)
+    if vertical:
+        first = split_fraction(width, position)[None, :].expand(height, width)
+    else:
+        first = split_fraction(height, position)[:, None].expand(height, width)
+    bright = first if bright_first else 1.0 - first
+    return 2.0 * bright - 1.0
+
+
+def backlight(images: torch.Tensor, params: dict[str, np.ndarray],
+              seeds: Sequence[int]) -> torch.Tensor:
+    """NOC's backlight: the image split in two by a straight line (:func:`keyed_split`), one part
+    brightened and the other darkened by ``strength``: ``clip(x + strength * shift)`` on every
+    channel, ``shift`` of :func:`backlight_shift`."""
+    _, _, h, w = images.shape
+    out = []
+    for image, b, seed in zip(images, _values(params, "strength"), seeds, strict=True):
+        if b == 0:
+            out.append(image)
+            continue
+        shift = (b * backlight_shift(int(seed), h, w)).to(device=image.device, dtype=image.dtype)
+        out.append((image + shift).clamp(0.0, 1.0))
     return torch.stack(out)
 
 
@@ -274,21 +389,38 @@ def luma(image: torch.Tensor) -> torch.Tensor:
 
 def contrast(images: torch.Tensor, params: dict[str, np.ndarray],
              seeds: Sequence[int]) -> torch.Tensor:
-    """``m + factor * (x - m)``, ``m`` the mean luma of the image (torchvision's
-    ``adjust_contrast``; a factor in [0, 1] never leaves [0, 1])."""
+    """``m + factor * (x - m)``, ``m`` the mean of all values of the image (all pixels and
+    channels, NOC's; a factor in [0, 1] never leaves [0, 1])."""
     out = []
     for image, c in zip(images, _values(params, "factor"), strict=True):
         if c == 1:
             out.append(image)
             continue
-        m = luma(image).mean()
+        m = image.mean()
         out.append((image * c + m * (1.0 - c)).clamp(0.0, 1.0))
     return torch.stack(out)
 
 
 def colour_distortion(images: torch.Tensor, params: dict[str, np.ndarray],
                       seeds: Sequence[int]) -> torch.Tensor:
-    """``clip(x_c * 2 ** (strength * z_c))``, ``z_c`` uniform in [-1, 1] per channel (seed)."""
+    """NOC's colour distortion: ``clip(x_c + shift)`` on the one channel ``c`` drawn from the seed
+    (:func:`keyed_channel`), the other two kept."""
+    out = []
+    for image, shift, seed in zip(images, _values(params, "shift"), seeds, strict=True):
+        if shift == 0:
+            out.append(image)
+            continue
+        c = keyed_channel(int(seed))
+        image = image.clone()
+        image[c] = (image[c] + shift).clamp(0.0, 1.0)
+        out.append(image)
+    return torch.stack(out)
+
+
+def channel_gains(images: torch.Tensor, params: dict[str, np.ndarray],
+                  seeds: Sequence[int]) -> torch.Tensor:
+    """``clip(x_c * 2 ** (strength * z_c))``, ``z_c`` uniform in [-1, 1] per channel (seed):
+    ours (``noc_channel_gains``), not NOC's colour distortion."""
     out = []
     for image, s, seed in zip(images, _values(params, "strength"), seeds, strict=True):
         if s == 0:

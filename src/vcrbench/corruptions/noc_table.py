@@ -79,8 +79,10 @@ def quantization(images: torch.Tensor, params: dict[str, np.ndarray],
     """Quantize every channel to ``k`` equally spaced levels ``0, 1/(k-1), ..., 1``:
     ``x' = floor(x (k - 1) + 1/2) / (k - 1)`` (nearest level, ties up), so an image has exactly
     ``k`` values per channel at most. ``k = 256`` is the 8-bit image itself. (The authors' code
-    computes ``round(x n) / n``, which has ``n + 1`` levels: its "4 to 9" are 5 to 10 levels
-    here; the paper says levels, and we count levels.)
+    computes ``round(x n) / n``, which has ``n + 1`` levels: the range they calibrated, "4 to
+    9", is 5 to 10 levels here. The paper's text says levels, and we count levels, so the
+    registry's ``source_range`` stays the text's 4 to 9; ``levels = n + 1`` gives the authors'
+    images.)
     """
     steps = torch.tensor([quantization_levels(k) - 1 for k in params["levels"]],
                          dtype=images.dtype, device=images.device).view(-1, 1, 1, 1)
@@ -430,9 +432,11 @@ def artifacts(images: torch.Tensor, params: dict[str, np.ndarray],
               seeds: Sequence[int]) -> torch.Tensor:
     """``count`` small dotted lines (``artifact_offsets``: three 5 x 3 px dashes, 3 px apart),
     all of one grey value (all channels), anchored uniformly over the image and clipped by the
-    border. Draws: ``grey = rng.random()``, then ``rng.random((n, 2))``. (The authors' code
-    makes the same dotted line, drops its side dashes at the border, and with probability 1/7
-    keeps only the middle dash.)"""
+    border. Draws: ``grey = rng.random()``, then ``rng.random((n, 2))``. (The paper says "small
+    dotted lines"; the authors' code draws a different line: dotted pixels around a solid
+    centre dash, not three solid dashes. We keep our reading of the text,
+    three dashes, which ImageNet-NOC's vertical artifacts and their measured coverage rest on;
+    docs/corruptions.md states the difference.)"""
     return _artifacts(images, params["count"], seeds, vertical=False)
 
 

@@ -10,7 +10,11 @@ parameters scaled to the image ``side``) or from the ImageNet-C severity ``i mod
 Schema of ``samples/<c>/shard-<k>.parquet``: ``sample_id`` (int64), ``image_id`` (string),
 ``corruption`` (string), ``seed`` (int64, the per-sample noise seed), ``severity`` (int8: 1–5 in
 imagenet-c mode, 0 in uniform mode), then one float64 column per corruption parameter (units as
-in the corruption registry).
+in the corruption registry). An imagenet-c shard made with ``jpeg_quality`` (config
+``imagenet_c.jpeg_quality``) also has a ``jpeg_quality`` column (int16): each corrupted image is
+then re-saved as a JPEG of that quality, as the published ImageNet-C images were
+(:func:`vcrbench.evaluation.scoring.corrupted_batches`). Without it the shard is byte for byte
+what it was before the option existed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from vcrbench.core.shards import shard_range
 from vcrbench.errors import VcrbenchError
 
 FIXED_COLUMNS = ("sample_id", "image_id", "corruption", "seed", "severity")
+#: Columns a shard may have besides the fixed ones and the parameters.
+OPTIONAL_COLUMNS = ("jpeg_quality",)
 IMAGENET_C_LEVELS = 5
 
 
@@ -42,19 +48,22 @@ def make_samples(
     shard: int,
     spacing: str = "visual",
     side: int = 224,
+    jpeg_quality: int | None = None,
 ) -> pa.Table:
     """The samples table of one shard (see module docstring); ``spacing`` as in
     :mod:`vcrbench.corruptions.sampling` (uniform mode only); ``side``, the side (px) of the
     images the samples are for: pixel parameters' draws scale with it in uniform mode, and
     imagenet-c mode uses CIFAR-10-C's severities at 32 (``sampling``, "Image size"; 224, the
-    default, is the registry's own domains and ImageNet-C's severities)."""
+    default, is the registry's own domains and ImageNet-C's severities); ``jpeg_quality``
+    (imagenet-c mode only; None: none) re-saves every corrupted image as a JPEG of that quality
+    (the ``jpeg_quality`` column)."""
     # imported here: the corruptions load torch, which the statistics jobs that read this
     # module's constants do not need
     from vcrbench.corruptions import get_corruption, imagenet_c_samples, uniform_samples
 
     spec = get_corruption(corruption)
     names = list(spec.parameters)
-    clash = set(names) & set(FIXED_COLUMNS)
+    clash = set(names) & set(FIXED_COLUMNS + OPTIONAL_COLUMNS)
     if clash:
         raise VcrbenchError(f"corruption {corruption}: parameter names {clash} clash with columns")
     ids = list(shard_range(shard, n, shard_size))
@@ -70,6 +79,9 @@ def make_samples(
         severity = [i % IMAGENET_C_LEVELS + 1 for i in ids]
     else:
         raise VcrbenchError(f"sampling.mode {mode!r} unknown; use uniform or imagenet-c")
+    if jpeg_quality is not None and (mode != "imagenet-c" or not 1 <= int(jpeg_quality) <= 100):
+        raise VcrbenchError(f"jpeg_quality {jpeg_quality!r}: an integer in [1, 100], and only for "
+                            "imagenet-c samples")
     columns = {
         "sample_id": pa.array(ids, pa.int64()),
         "image_id": pa.array(images, pa.string()),
@@ -79,9 +91,11 @@ def make_samples(
     }
     for name in names:
         columns[name] = pa.array([float(p[name]) for p in params], pa.float64())
+    if jpeg_quality is not None:
+        columns["jpeg_quality"] = pa.array([int(jpeg_quality)] * len(ids), pa.int16())
     return pa.table(columns)
 
 
 def parameter_columns(table: pa.Table) -> list[str]:
     """The corruption-parameter columns of a samples table."""
-    return [c for c in table.column_names if c not in FIXED_COLUMNS]
+    return [c for c in table.column_names if c not in FIXED_COLUMNS + OPTIONAL_COLUMNS]

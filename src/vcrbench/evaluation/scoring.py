@@ -107,8 +107,14 @@ def corrupted_batches(
     device: str | torch.device = "cpu",
 ) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
     """Corrupt a samples shard batch by batch: ``(rows, clean, corrupted)`` with ``rows`` the
-    slice of the shard and both images ``(B, S, S, 3)`` uint8 (S = 224, or the native size)."""
+    slice of the shard and both images ``(B, S, S, 3)`` uint8 (S = 224, or the native size).
+
+    A shard with a ``jpeg_quality`` column (ImageNet-C samples with ``imagenet_c.jpeg_quality``)
+    has each corrupted image re-saved as a JPEG of its row's quality and decoded again (Pillow,
+    as :func:`vcrbench.corruptions.digital.jpeg_round_trip`), as the published ImageNet-C was.
+    """
     from vcrbench.corruptions import corrupt_uint8
+    from vcrbench.corruptions.digital import jpeg_round_trip
 
     device = torch.device(device)
     corruption = shard_corruption(samples)
@@ -120,11 +126,17 @@ def corrupted_batches(
     # Writable copies: Arrow's zero-copy arrays are read-only, which torch warns about.
     params_all = {name: np.array(samples.column(name).to_numpy(), np.float64) for name in names}
     seeds_all = np.array(samples.column("seed").to_numpy(), np.int64)
+    resave = ("jpeg_quality" in samples.column_names
+              and samples.column("jpeg_quality").to_pylist())
     for start in range(0, len(image_ids), batch_size):
         rows = slice(start, min(start + batch_size, len(image_ids)))
         images = clean.images(image_ids[rows])
         params = {name: values[rows] for name, values in params_all.items()}
-        yield rows, images, corrupt_uint8(corruption, images, params, seeds_all[rows], device)
+        corrupted = corrupt_uint8(corruption, images, params, seeds_all[rows], device)
+        if resave:
+            corrupted = np.stack([jpeg_round_trip(image, int(quality))
+                                  for image, quality in zip(corrupted, resave[rows], strict=True)])
+        yield rows, images, corrupted
 
 
 def score_shard(

@@ -22,6 +22,10 @@ def test_defaults_are_filled_in():
     assert config["binning"] == {"bins": 40, "min_count": 20, "min_coverage": 0.5,
                                  "right_anchor": "chance"}
     assert config["bootstrap"] == {"replicates": 200, "min_units": 10}
+    assert config["imagenet_c"] == {"jpeg_quality": None}
+    assert validate_config({"imagenet_c": {"jpeg_quality": 85}})["imagenet_c"]["jpeg_quality"] == 85
+    with pytest.raises(VcrbenchError, match="jpeg_quality"):
+        validate_config({"imagenet_c": {"jpeg_quality": 0}})
     assert config["human_range"] == "supported"
     assert config["models"] == ["efficientnet-lite0"]
     assert config["dataset"]["source"] == "builtin"

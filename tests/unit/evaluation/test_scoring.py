@@ -92,3 +92,48 @@ def test_auto_stores_pixels_up_to_one_gigabyte():
     assert stores_images(True, 10**9) and not stores_images(False, 1)
     with pytest.raises(VcrbenchError, match="store_images"):
         stores_images("sometimes", 1)
+
+
+def test_imagenet_c_samples_can_be_re_saved_as_jpeg(shard):
+    """imagenet_c.jpeg_quality: the shard carries the quality, every corrupted image is the
+    corruption's output encoded as a Pillow JPEG of that quality and decoded again (as the
+    published ImageNet-C), scoring and regeneration agree; without it nothing changes."""
+    import io
+
+    from PIL import Image
+
+    from vcrbench.corruptions import corrupt_uint8
+    from vcrbench.evaluation.samples import FIXED_COLUMNS, parameter_columns
+
+    _, clean = shard
+    ids = ["img0", "img1", "img2"]
+    plain = make_samples(ids, "gaussian_blur", seed=5, mode="imagenet-c", n=10, shard_size=10,
+                         shard=0)
+    assert plain.column_names == [*FIXED_COLUMNS, "sigma"]
+    resaved = make_samples(ids, "gaussian_blur", seed=5, mode="imagenet-c", n=10, shard_size=10,
+                           shard=0, jpeg_quality=85)
+    assert resaved.drop_columns(["jpeg_quality"]).equals(plain)
+    assert parameter_columns(resaved) == ["sigma"]
+    assert set(resaved.column("jpeg_quality").to_pylist()) == {85}
+    with pytest.raises(VcrbenchError, match="jpeg_quality"):
+        make_samples(ids, "gaussian_blur", seed=5, mode="uniform", n=10, shard_size=10, shard=0,
+                     jpeg_quality=85)
+
+    images = clean.images(plain.column("image_id").to_pylist())
+    corrupted = corrupt_uint8("gaussian_blur", images,
+                              {"sigma": plain.column("sigma").to_numpy()},
+                              plain.column("seed").to_numpy(), "cpu")
+    expected = []
+    for image in corrupted:
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="JPEG", quality=85)
+        expected.append(np.asarray(Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")))
+    scored = score_shard(resaved, clean, batch_size=4)
+    np.testing.assert_array_equal(decode_images(scored.column("image")), np.stack(expected))
+    assert not np.array_equal(np.stack(expected), corrupted)
+    without = score_shard(resaved, clean, batch_size=4, store_images=False)
+    np.testing.assert_array_equal(regenerate_images(without, resaved, clean, batch_size=3),
+                                  np.stack(expected))
+    # the default: the corruption's own bytes
+    np.testing.assert_array_equal(decode_images(score_shard(plain, clean).column("image")),
+                                  corrupted)
