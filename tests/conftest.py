@@ -6,7 +6,31 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import IMAGENET_SAMPLE, REPO, SHARED_DATA
-from helpers.workflow import cifar_reference_run, tiny_reference_run
+from helpers.workflow import (
+    cifar_reference_run,
+    start_reference_run,
+    stop_reference_runs,
+    tiny_reference_run,
+)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the reference runs the collected tests need (the ``tiny_run`` and ``cifar_run``
+    fixtures) in the background: they run while the tests before the first one that needs them
+    do (the unit tests, which leave a core idle much of the time), and that test waits for them.
+    """
+    if session.config.option.collectonly or not session.items:
+        return
+    needed = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    base = session.config._tmp_path_factory.getbasetemp()
+    if "tiny_run" in needed:
+        start_reference_run(base, "tiny-reference")
+    if "cifar_run" in needed and (SHARED_DATA / "cifar10" / "test").is_dir():
+        start_reference_run(base, "cifar-reference", SHARED_DATA / "cifar10")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    stop_reference_runs()
 
 
 @pytest.fixture(scope="session")

@@ -45,8 +45,6 @@ TINY_RESULTS = Path("results") / "tiny"
 #: The final tables of a run whose bytes must not depend on how the run was executed.
 TABLE_PATTERNS = ("*.parquet", "metrics/summary.csv", "metrics/summary.md")
 
-_TINY_RUNS: dict[str, Path] = {}
-
 
 def table_digests(results: Path, patterns: tuple[str, ...] = TABLE_PATTERNS) -> dict[str, str]:
     """sha256 of every file under ``results`` matching ``patterns``, by relative path."""
@@ -64,6 +62,11 @@ def tiny_workdir(workdir: Path) -> Path:
     return workdir
 
 
+def _prepare_tiny(workdir: Path) -> tuple[str, ...]:
+    tiny_workdir(workdir)
+    return ("--cores", "2", *TINY_ARGS)
+
+
 def tiny_reference_run(base: Path) -> Path:
     """One uninterrupted local run of the tiny config (:data:`TINY_ARGS`) per test session,
     under ``base`` (``tmp_path_factory.getbasetemp()``); the ``tiny_run`` fixture.
@@ -71,21 +74,65 @@ def tiny_reference_run(base: Path) -> Path:
     Every workflow test that needs a finished run (a second invocation, figures rebuilt from
     tables, a killed and resumed run, SLURM) shares this one run instead of paying for its own.
     """
-    key = str(base)
-    if key not in _TINY_RUNS:
-        workdir = base / "tiny-reference"
-        if workdir.exists():
-            shutil.rmtree(workdir)
-        tiny_workdir(workdir)
-        result = snakemake("--cores", "2", *TINY_ARGS, workdir=workdir)
-        if result.returncode != 0:
-            raise AssertionError(
-                "the local reference run of config/test.yaml failed:\n"
-                + result.stdout[-5000:]
-                + result.stderr[-5000:]
-            )
-        _TINY_RUNS[key] = workdir
-    return _TINY_RUNS[key]
+    return _finished_run(base, "tiny-reference", "the local reference run of config/test.yaml")
+
+
+# ------------------------------------------------------------- reference runs in the background
+
+#: name -> how to make a reference run's folder ready (returns snakemake's arguments).
+_PREPARE: dict[str, object] = {"tiny-reference": _prepare_tiny}
+#: (base, name) -> the running snakemake process, its folder and console file.
+_STARTED: dict[tuple[str, str], tuple[subprocess.Popen, Path, Path]] = {}
+#: (base, name) -> the folder of a finished reference run.
+_FINISHED: dict[tuple[str, str], Path] = {}
+#: The longest a reference run may take (s).
+REFERENCE_TIMEOUT_S = 1800
+
+
+def start_reference_run(base: Path, name: str, *context) -> None:
+    """Start the session's reference run ``name`` without waiting for it (conftest.py starts the
+    runs the collected tests need, so that they run while the unit tests do)."""
+    key = (str(base), name)
+    if key in _STARTED or key in _FINISHED:
+        return
+    workdir = base / name
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    args = _PREPARE[name](workdir, *context)
+    console = base / f"{name}.console.txt"
+    with console.open("w") as handle:
+        process = subprocess.Popen(snakemake_command(*args, workdir=workdir), cwd=REPO,
+                                   stdout=handle, stderr=subprocess.STDOUT)
+    _STARTED[key] = (process, workdir, console)
+
+
+def _finished_run(base: Path, name: str, what: str, *context) -> Path:
+    """The folder of the finished reference run ``name``: started now if it was not, waited
+    for, and an AssertionError with the end of its console when it failed."""
+    key = (str(base), name)
+    if key not in _FINISHED:
+        start_reference_run(base, name, *context)
+        process, workdir, console = _STARTED.pop(key)
+        try:
+            returncode = process.wait(timeout=REFERENCE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise AssertionError(f"{what} took over {REFERENCE_TIMEOUT_S} s") from None
+        if returncode != 0:
+            raise AssertionError(f"{what} failed:\n" + console.read_text()[-10000:])
+        _FINISHED[key] = workdir
+    return _FINISHED[key]
+
+
+def stop_reference_runs() -> None:
+    """Kill the reference runs still running (a session that ends before it needed them)."""
+    for process, _, _ in _STARTED.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    _STARTED.clear()
 
 
 #: ``rule name:`` or ``use rule parent as name with:`` at column 0 of a rule file.
@@ -133,7 +180,6 @@ def rule_texts(folder: Path = REPO / "rules") -> dict[str, list[tuple[Path, str]
 #: epochs, two corruptions (config/test-cifar.yaml; its ../shared paths made absolute).
 CIFAR_CONFIG = REPO / "config" / "test-cifar.yaml"
 CIFAR_RESULTS = Path("results") / "tiny-cifar"
-_CIFAR_RUNS: dict[str, Path] = {}
 
 
 def cifar_config(shared_cifar: Path) -> dict:
@@ -146,22 +192,18 @@ def cifar_config(shared_cifar: Path) -> dict:
     return config
 
 
+def _prepare_cifar(workdir: Path, shared_cifar: Path) -> tuple[str, ...]:
+    import yaml
+
+    path = workdir / "config.yaml"
+    path.write_text(yaml.safe_dump(cifar_config(shared_cifar)))
+    return ("--cores", "2", "--configfile", str(path))
+
+
+_PREPARE["cifar-reference"] = _prepare_cifar
+
+
 def cifar_reference_run(base: Path, shared_cifar: Path) -> Path:
     """One run of the tiny CIFAR config per test session under ``base``; the ``cifar_run``
     fixture (a working folder holding ``results/tiny-cifar``)."""
-    import yaml
-
-    key = str(base)
-    if key not in _CIFAR_RUNS:
-        workdir = base / "cifar-reference"
-        if workdir.exists():
-            shutil.rmtree(workdir)
-        workdir.mkdir(parents=True)
-        path = workdir / "config.yaml"
-        path.write_text(yaml.safe_dump(cifar_config(shared_cifar)))
-        result = snakemake("--cores", "2", "--configfile", str(path), workdir=workdir)
-        if result.returncode != 0:
-            raise AssertionError("the tiny CIFAR run failed:\n" + result.stdout[-5000:]
-                                 + result.stderr[-5000:])
-        _CIFAR_RUNS[key] = workdir
-    return _CIFAR_RUNS[key]
+    return _finished_run(base, "cifar-reference", "the tiny CIFAR run", shared_cifar)
