@@ -328,15 +328,7 @@ def radial_backlight(images: torch.Tensor, params: dict[str, np.ndarray],
                      seeds: Sequence[int]) -> torch.Tensor:
     """``clip(x + strength * light)``: white light added to every channel (ours,
     ``noc_radial_backlight``; not NOC's backlight)."""
-    _, _, h, w = images.shape
-    out = []
-    for image, b, seed in zip(images, _values(params, "strength"), seeds, strict=True):
-        if b == 0:
-            out.append(image)
-            continue
-        light = (b * backlight_light(seed, h, w)).to(device=image.device, dtype=image.dtype)
-        out.append((image + light).clamp(0.0, 1.0))
-    return torch.stack(out)
+    return _add_keyed_field(images, params, seeds, backlight_light)
 
 
 def split_fraction(n: int, position: float) -> torch.Tensor:
@@ -364,14 +356,21 @@ def backlight(images: torch.Tensor, params: dict[str, np.ndarray],
     """NOC's backlight: the image split in two by a straight line (:func:`keyed_split`), one part
     brightened and the other darkened by ``strength``: ``clip(x + strength * shift)`` on every
     channel, ``shift`` of :func:`backlight_shift`."""
+    return _add_keyed_field(images, params, seeds, backlight_shift)
+
+
+def _add_keyed_field(images: torch.Tensor, params: dict[str, np.ndarray], seeds: Sequence[int],
+                     field) -> torch.Tensor:
+    """``clip(x + strength * field(seed, H, W))`` on every channel of each image; an image at
+    strength 0 is returned as it is."""
     _, _, h, w = images.shape
     out = []
     for image, b, seed in zip(images, _values(params, "strength"), seeds, strict=True):
         if b == 0:
             out.append(image)
             continue
-        shift = (b * backlight_shift(int(seed), h, w)).to(device=image.device, dtype=image.dtype)
-        out.append((image + shift).clamp(0.0, 1.0))
+        added = (b * field(int(seed), h, w)).to(device=image.device, dtype=image.dtype)
+        out.append((image + added).clamp(0.0, 1.0))
     return torch.stack(out)
 
 
