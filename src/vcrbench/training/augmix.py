@@ -179,11 +179,7 @@ class CorruptionOp:
         return cls(name, dict(spec.imagenet_c_severities[int(severity) - 1]))
 
     def __call__(self, image: torch.Tensor, step: Step) -> torch.Tensor:
-        from vcrbench.corruptions import apply_corruption
-
-        x = image.unsqueeze(0).to(torch.float32).div(255.0)
-        params = {p: np.array([v], np.float64) for p, v in self.params.items()}
-        return apply_corruption(self.name, x, params, [step.seed])[0]
+        return self.batch(image.unsqueeze(0), [step])[0]
 
     def batch(self, images: torch.Tensor, steps: Sequence[Step]) -> torch.Tensor:
         """The corruption on ``(n, 3, H, W)`` uint8 images, image ``i`` with ``steps[i]``'s
