@@ -89,11 +89,63 @@ def test_training_on_the_evaluation_images_is_refused(root: Path) -> None:
         validate_config(config)
 
 
-@pytest.mark.parametrize("method", ["reva_minus", "reva"])
-def test_methods_not_built_from_scratch_are_refused(root: Path, method: str) -> None:
+def _reva_config(root: Path, method: str = "reva", **reva) -> dict:
+    """A standard entry ``net`` and a REVa entry ``enhanced`` on the same training images."""
     config = _config(root)
-    config["train"][0]["method"] = method
-    with pytest.raises(VcrbenchError, match="supports standard, augmix so far"):
+    standard = config["train"][0]
+    config["train"].append({**standard, "name": "enhanced", "method": method,
+                            "reva": {"standard": "net", **reva}})
+    return config
+
+
+def test_reva_entries_get_augmix_and_reva_settings(root: Path) -> None:
+    config = validate_config(_reva_config(root, targeted=["gaussian_noise", "fog"],
+                                          severity=2, pgd={"steps": 7}))
+    entry = config["train"][1]
+    recipe = recipe_of_entry(entry, config["seed"])
+    assert recipe.method == "reva" and recipe.augmix.severity == 3
+    assert recipe.reva.targeted == ("gaussian_noise", "fog") and recipe.reva.severity == 2
+    assert entry["reva"]["pgd"]["eps"] == pytest.approx(8 / 255)
+    assert entry["reva"]["pgd"]["steps"] == 7
+    minus = validate_config(_reva_config(root, "reva_minus", targeted=["fog"]))
+    assert recipe_of_entry(minus["train"][1], 0).reva.targeted == ()
+    assert evaluated_models(config) == ["trained:net", "trained:enhanced"]
+
+
+def test_reva_entries_sharing_a_standard_model_share_their_counterparts(root: Path) -> None:
+    from vcrbench.training.train_config import pgd_identity
+
+    config = _reva_config(root, targeted=["fog"])
+    config["train"].append({**config["train"][1], "name": "minus", "method": "reva_minus"})
+    config = validate_config(config)
+    reva, minus = config["train"][1:]
+    assert pgd_identity(reva, 0) == pgd_identity(minus, 0)
+    other = {**minus, "reva": {**minus["reva"], "pgd": {**minus["reva"]["pgd"], "steps": 7}}}
+    assert pgd_identity(other, 0) != pgd_identity(minus, 0)
+
+
+@pytest.mark.parametrize(
+    ("method", "reva", "change", "message"),
+    [
+        ("reva", {"standard": None, "targeted": ["fog"]}, None, "reva.standard is None"),
+        ("reva", {"standard": "enhanced", "targeted": ["fog"]}, None,
+         "reva.standard is 'enhanced'"),
+        ("reva", {"targeted": ["fog"]}, {"method": "augmix"}, "must be trained with method "
+                                                             "standard on the same data"),
+        ("reva", {"targeted": ["fog"]}, {"data": "other"}, "on the same data"),
+        ("reva", {"targeted": ["noc_border"]}, None, "noc_border has no ImageNet-C severities"),
+        ("reva", {"targeted": ["nonsense"]}, None, "unknown corruption 'nonsense'"),
+        ("reva", {}, None, "targeted is auto.*part 1 does not validate it"),
+    ],
+)
+def test_bad_reva_entries_are_refused(root: Path, method: str, reva: dict, change, message: str
+                                      ) -> None:
+    config = _reva_config(root, method, **reva)
+    if change == {"data": "other"}:
+        config["train"][0]["data"] = {**config["train"][0]["data"], "per_class": 1}
+    elif change:
+        config["train"][0].update(change)
+    with pytest.raises(VcrbenchError, match=message):
         validate_config(config)
 
 
