@@ -38,7 +38,8 @@ def test_reva_is_off_by_default_and_its_defaults_are_the_papers():
                                 "unstable_fraction": 0.3, "shard_size": 1000}
     assert reva["attacks"]["names"] == ["fgsm", "bim", "pgd", "rfgsm", "mifgsm", "uap"]
     assert reva["attacks"]["source"] is None
-    assert reva["groups"] == {"rule": "worst-per-category", "threshold": 2.0}
+    assert reva["groups"] == {"rule": "worst-per-category", "threshold": 2.0,
+                              "attacks": "non-robust"}
 
 
 def test_the_sample_config_plans_207_evaluation_793_pool_and_207_weak_images(config):
