@@ -16,7 +16,7 @@ from vcrbench.data.datasets import (
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.cifar import input_size
 from vcrbench.training.scratch import FAST_RECIPE, SCRATCH_METHODS, ScratchRecipe
-from vcrbench.training.spec import AugMixSettings
+from vcrbench.training.spec import AugMixSettings, regime_of
 
 #: Where the unset recipe keys of an entry come from (``preset``).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -39,11 +39,11 @@ def recipe_of_entry(entry: Mapping[str, Any], run_seed: int) -> ScratchRecipe:
 
 
 def augmix_settings(entry: Mapping[str, Any]) -> AugMixSettings | None:
-    """The AugMix settings of an ``augmix`` entry (its ``augmix`` keys over AugMix's CIFAR
-    defaults), None for other methods."""
+    """The AugMix settings of an ``augmix`` entry (its ``augmix`` keys over AugMix's defaults;
+    ``severity: auto`` is 3 on CIFAR data), None for other methods."""
     if entry["method"] != "augmix":
         return None
-    return AugMixSettings.from_config(entry.get("augmix") or {})
+    return AugMixSettings.from_config(entry.get("augmix") or {}, regime_of(entry["data"]))
 
 
 def trained_names(config: Mapping[str, Any]) -> list[str]:
