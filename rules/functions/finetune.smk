@@ -149,3 +149,20 @@ def retraining_outputs():
     if not FINETUNE:
         return []
     return [*rules.retraining_table.output, *rules.figure_retraining.output]
+
+
+def reva_comparison_training(wildcards=None):
+    """method label -> the training index of each fine-tuned method of REVa's comparison
+    (rules/reva.smk, reva_comparison: its report says whether their classes cover the
+    evaluation classes). REVA_COMPARISON is defined in rules/functions/reva.smk."""
+    if not REVA_COMPARISON:
+        return {}
+    return {
+        label: f"{RESULTS}/models/{model.partition(':')[2]}/train-index.parquet"
+        for label, model in REVA_COMPARISON.methods.items()
+        if model.startswith("finetuned:")
+    }
+
+
+def reva_comparison_training_files(wildcards):
+    return list(reva_comparison_training().values())
