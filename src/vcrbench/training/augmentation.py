@@ -160,9 +160,9 @@ def crop_flip(images: np.ndarray, draws: GeometryDraws, spec: TrainingSpec,
         if spec.crop == "resized":
             crops = []
             for i in range(len(x)):
-                t, l, ch, cw = (int(v[i]) for v in (draws.top, draws.left, draws.height,
-                                                     draws.width))
-                box = x[i, t:t + ch, l:l + cw].permute(2, 0, 1)[None].float()
+                top, left, ch, cw = (int(v[i]) for v in (draws.top, draws.left,
+                                                          draws.height, draws.width))
+                box = x[i, top:top + ch, left:left + cw].permute(2, 0, 1)[None].float()
                 if (ch, cw) != (h, w):
                     box = torch.nn.functional.interpolate(box, size=(h, w), mode="bilinear",
                                                           align_corners=False, antialias=True)

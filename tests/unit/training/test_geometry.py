@@ -50,11 +50,11 @@ def test_pad_crop_and_flip_equal_numpy_padding_and_slicing():
     ours = crop_flip(images, draws, spec, CPU)
     for i, image in enumerate(images):
         padded = np.pad(image, ((4, 4), (4, 4), (0, 0)))
-        t, l = int(draws.top[i]), int(draws.left[i])
-        expected = padded[t:t + 16, l:l + 16]
+        top, left = int(draws.top[i]), int(draws.left[i])
+        expected = padded[top:top + 16, left:left + 16]
         if draws.flip[i]:
             expected = expected[:, ::-1]
-        assert 0 <= t <= 8 and 0 <= l <= 8
+        assert 0 <= top <= 8 and 0 <= left <= 8
         assert np.array_equal(ours[i], expected), i
 
 
