@@ -22,7 +22,7 @@ from vcrbench.training.scratch import (
     ScratchRecipe,
     ScratchReva,
 )
-from vcrbench.training.spec import AugMixSettings
+from vcrbench.training.spec import AugMixSettings, regime_of
 
 #: Where the unset recipe keys of an entry come from (``preset``).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -47,10 +47,10 @@ def recipe_of_entry(entry: Mapping[str, Any], run_seed: int) -> ScratchRecipe:
 
 def augmix_settings(entry: Mapping[str, Any]) -> AugMixSettings | None:
     """The AugMix settings of an entry of an AugMix method (its ``augmix`` keys over AugMix's
-    CIFAR defaults), None for other methods."""
+    defaults; ``severity: auto`` is 3 on CIFAR data), None for other methods."""
     if entry["method"] not in AUGMIX_METHODS:
         return None
-    return AugMixSettings.from_config(entry.get("augmix") or {})
+    return AugMixSettings.from_config(entry.get("augmix") or {}, regime_of(entry["data"]))
 
 
 def reva_settings(entry: Mapping[str, Any]) -> ScratchReva | None:

@@ -161,6 +161,21 @@ def test_an_augmix_entry_gets_augmix_settings_and_a_standard_one_none(root: Path
     assert standard.augmix is None and "augmix" not in standard.as_dict()
 
 
+def test_augmix_severity_auto_is_3_on_cifar_and_leaves_the_recipe_dict_unchanged(root: Path
+                                                                                 ) -> None:
+    """severity: auto (the default) resolves to AugMix's CIFAR 3, so the recipe dict (a rule
+    parameter) is what it was when the default was the number 3: nothing retrains."""
+    config = _config(root)
+    config["train"][0].update(method="augmix")
+    entry = validate_config(config)["train"][0]
+    assert entry["augmix"]["severity"] == "auto"
+    recipe = recipe_of_entry(entry, 0).as_dict()
+    assert recipe["augmix"] == {"width": 3, "depth": None, "alpha": 1.0, "severity": 3.0,
+                                "lam": 12.0}
+    explicit = {**entry, "augmix": {**entry["augmix"], "severity": 3}}
+    assert recipe_of_entry(explicit, 0).as_dict() == recipe
+
+
 def test_another_label_space_for_training_is_refused(tmp_path: Path) -> None:
     write_cifar10(tmp_path)
     write_cifar100(tmp_path)
