@@ -24,7 +24,8 @@ with job(snakemake.log[0], snakemake.threads, "train_pgd") as log:
     table = counterparts_of_images(
         ids, rows.column("label").to_numpy(), clean,
         load_model(f"trained:{Path(inputs.crafter).resolve()}", device),
-        PgdSettings.from_config(params.pgd), seed=params.seed, batch_size=256, device=device)
+        PgdSettings.from_config(params.pgd, "cifar"), seed=params.seed, batch_size=256,
+        device=device)
     log.info("%d PGD counterparts on %s (%s) in %.1f s, max |delta| %s grey levels",
              table.num_rows, inputs.crafter, device, time.perf_counter() - start,
              max(table.column("linf").to_pylist(), default=0))

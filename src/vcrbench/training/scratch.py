@@ -111,6 +111,8 @@ class ScratchRecipe:
             cross-entropies are label-smoothed as set.
         augmix: AugMix's settings (methods of :data:`AUGMIX_METHODS`; None otherwise).
         reva: REVa's settings (methods of :data:`ADVERSARIAL_METHODS`; None otherwise).
+        clip_grad_norm: bound on the gradient's L2 norm per step, or None (no clipping; the
+            authors' CIFAR REVa script clips at 1.0, AugMix's does not).
         seed: keys the weights and every epoch's draws.
     """
 
@@ -133,6 +135,7 @@ class ScratchRecipe:
     method: str = "standard"
     augmix: AugMixSettings | None = None
     reva: ScratchReva | None = None
+    clip_grad_norm: float | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -154,6 +157,8 @@ class ScratchRecipe:
             problems.append("warmup_epochs must lie in [0, epochs]")
         if self.crop_padding < 0 or not 0 <= self.label_smoothing < 1:
             problems.append("crop_padding must be >= 0 and label_smoothing in [0, 1)")
+        if self.clip_grad_norm is not None and not self.clip_grad_norm > 0:
+            problems.append("clip_grad_norm must be > 0 or None")
         if len(self.mean) != 3 or len(self.std) != 3 or min(self.std) <= 0:
             problems.append("mean and std need three values, std > 0")
         if self.precision not in PRECISIONS:
@@ -181,11 +186,11 @@ class ScratchRecipe:
             raise VcrbenchError("training recipe: " + "; ".join(problems))
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain dict (tuples as lists), stored in every checkpoint; without ``augmix`` when
-        it is None, so that a standard recipe's dict (a workflow parameter) is what it was
-        before methods existed."""
+        """Plain dict (tuples as lists), stored in every checkpoint; without ``augmix``,
+        ``reva`` and ``clip_grad_norm`` when None, so that a standard recipe's dict (a workflow
+        parameter) is what it was before they existed."""
         values = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-        for settings in ("augmix", "reva"):
+        for settings in ("augmix", "reva", "clip_grad_norm"):
             if values[settings] is None:
                 del values[settings]
         if "reva" in values and not isinstance(values["reva"]["targeted"], str):
@@ -431,6 +436,8 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
             loss = loss + consistency
         optimizer.zero_grad(set_to_none=True)
         (loss / len(y)).backward()
+        if recipe.clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_grad_norm)
         optimizer.step()
         loss_sum += loss.detach().double()
         correct += (logits.detach().argmax(1) == y).sum()

@@ -22,7 +22,7 @@ from vcrbench.training.scratch import (
     ScratchRecipe,
     ScratchReva,
 )
-from vcrbench.training.spec import AugMixSettings, regime_of
+from vcrbench.training.spec import AugMixSettings, regime_of, resolve_clip
 
 #: Where the unset recipe keys of an entry come from (``preset``).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -38,6 +38,8 @@ def recipe_of_entry(entry: Mapping[str, Any], run_seed: int) -> ScratchRecipe:
     seed when the entry's is null)."""
     seed = run_seed if entry["seed"] is None else entry["seed"]
     values = {**PRESETS[entry["preset"]], **entry["recipe"]}
+    values["clip_grad_norm"] = resolve_clip(values.get("clip_grad_norm", "auto"),
+                                            entry["method"], regime_of(entry["data"]))
     return ScratchRecipe.from_dict({**values, "architecture": entry["architecture"],
                                     "classes": label_space(entry["data"]).classes,
                                     "method": entry["method"],

@@ -321,3 +321,25 @@ def test_reva_settings_and_counterparts_are_checked() -> None:
         train_epoch(new_state(_augmix_recipe()), images, labels, adversarial=images)
     with pytest.raises(VcrbenchError, match="shape"):
         train_epoch(new_state(_reva_recipe()), images, labels, adversarial=images[:4])
+
+
+def test_gradient_clipping_bounds_each_steps_gradient() -> None:
+    """A huge bound changes nothing; a bound of 1e-3 makes the first plain SGD step (no
+    momentum history, no weight decay) move the weights by lr · 1e-3 in L2 norm."""
+    images, labels = _toy_data(32)
+    plain = dict(epochs=1, batch_size=32, momentum=0.0, nesterov=False, weight_decay=0.0)
+    reference, huge = new_state(_recipe(**plain)), new_state(_recipe(**plain,
+                                                                     clip_grad_norm=1e9))
+    for state in (reference, huge):
+        train_epoch(state, images, labels)
+    assert all(torch.equal(a, b) for a, b in zip(reference.model.parameters(),
+                                                  huge.model.parameters(), strict=True))
+    clipped = new_state(_recipe(**plain, clip_grad_norm=1e-3))
+    before = [p.detach().clone() for p in clipped.model.parameters()]
+    train_epoch(clipped, images, labels)
+    moved = torch.sqrt(sum(((p.detach() - b) ** 2).sum()
+                           for p, b in zip(clipped.model.parameters(), before, strict=True)))
+    lr = learning_rate(clipped.recipe, 0, 1)
+    assert float(moved) == pytest.approx(lr * 1e-3, rel=1e-3)
+    assert "clip_grad_norm" not in _recipe().as_dict()
+    assert ScratchRecipe.from_dict(clipped.recipe.as_dict()) == clipped.recipe

@@ -107,8 +107,12 @@ def test_reva_entries_get_augmix_and_reva_settings(root: Path) -> None:
     assert recipe.reva.targeted == ("gaussian_noise", "fog") and recipe.reva.severity == 2
     assert entry["reva"]["pgd"]["eps"] == pytest.approx(8 / 255)
     assert entry["reva"]["pgd"]["steps"] == 7
+    assert recipe.clip_grad_norm == 1.0  # auto: the authors' CIFAR REVa script
+    assert recipe_of_entry(config["train"][0], 0).clip_grad_norm is None  # standard
     minus = validate_config(_reva_config(root, "reva_minus", targeted=["fog"]))
     assert recipe_of_entry(minus["train"][1], 0).reva.targeted == ()
+    minus["train"][1]["recipe"] = {"clip_grad_norm": None}
+    assert recipe_of_entry(minus["train"][1], 0).clip_grad_norm is None
     assert evaluated_models(config) == ["trained:net", "trained:enhanced"]
 
 
