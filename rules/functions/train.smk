@@ -12,14 +12,21 @@ TRAIN = {entry["name"]: entry for entry in config["train"]}
 # once, shared) and its shard numbers.
 TRAIN_ADVERSARIAL = {n: e for n, e in TRAIN.items() if e["method"] in SCRATCH_ADVERSARIAL}
 TRAIN_PGD_OWNER = {
-    name: next(n for n, e in TRAIN_ADVERSARIAL.items()
-               if pgd_identity(e, config["seed"]) == pgd_identity(entry, config["seed"]))
+    name: next(
+        n
+        for n, e in TRAIN_ADVERSARIAL.items()
+        if pgd_identity(e, config["seed"]) == pgd_identity(entry, config["seed"])
+    )
     for name, entry in TRAIN_ADVERSARIAL.items()
 }
 TRAIN_PGD_SHARDS = {
-    name: range(shard_count(len(list_entries_from_config(entry["data"])),
-                            entry["reva"]["pgd"]["shard_size"]))
-    for name, entry in TRAIN_ADVERSARIAL.items() if TRAIN_PGD_OWNER[name] == name
+    name: range(
+        shard_count(
+            len(list_entries_from_config(entry["data"])), entry["reva"]["pgd"]["shard_size"]
+        )
+    )
+    for name, entry in TRAIN_ADVERSARIAL.items()
+    if TRAIN_PGD_OWNER[name] == name
 }
 
 
@@ -35,13 +42,16 @@ def train_recipe(wildcards):
     """The entry's full recipe, passed as a parameter so that a changed setting trains again;
     a REVa entry's ``reva`` part also names what else its training reads (the standard model,
     the measure that chooses targeted: auto, the PGD settings without the shard size), which
-    workflow_scripts/train_epoch.py takes out again (REVA_INPUTS)."""
+    workflow_scripts/train_epoch.py takes out again."""
     entry = TRAIN[wildcards.trained]
     recipe = recipe_of_entry(entry, config["seed"]).as_dict()
     if entry["method"] in SCRATCH_ADVERSARIAL:
         reva = entry["reva"]
-        recipe["reva"].update(standard=reva["standard"], auto_measure=reva["auto_measure"],
-                              pgd={k: v for k, v in reva["pgd"].items() if k != "shard_size"})
+        recipe["reva"].update(
+            standard=reva["standard"],
+            auto_measure=reva["auto_measure"],
+            pgd={k: v for k, v in reva["pgd"].items() if k != "shard_size"},
+        )
     return recipe
 
 
