@@ -10,7 +10,8 @@ import shutil
 
 import numpy as np
 import pytest
-from helpers.workflow import CIFAR_RESULTS, snakemake
+import yaml
+from helpers.workflow import CIFAR_RESULTS, cifar_config, snakemake
 
 from vcrbench.core.tables import read_table, read_tables
 from vcrbench.corruptions.cifar_c import cifar_c_severities
@@ -148,3 +149,21 @@ def test_remade_reva_tables_have_the_same_bytes(cifar_run, tmp_path):
                            str(copy / "config.yaml"), workdir=copy)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert (results / path).read_bytes() == before, path
+
+
+@pytest.mark.parametrize(("reva", "fragment"), [
+    ({"from_train": "nope"}, "reva.from_train 'nope' is not a train entry"),
+    ({"from_train": None, "from_finetune": "fastnet"}, "reva.from_finetune is set"),
+    ({"weak": {"group_by": "category16"}}, "reva.weak.group_by is category16"),
+    ({"from_train": None, "pool_per_class": 10}, "reva.from_train is not set"),
+])
+def test_hostile_reva_cifar_config_is_refused_before_any_job(tmp_path, shared_cifar10, reva,
+                                                             fragment):
+    config = cifar_config(shared_cifar10)
+    config["reva"].update(reva)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake("-n", "--configfile", str(path), workdir=tmp_path)
+    assert result.returncode != 0
+    assert fragment in result.stdout + result.stderr
+    assert not (tmp_path / "results").exists()
