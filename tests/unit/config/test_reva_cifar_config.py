@@ -91,6 +91,19 @@ def test_from_train_and_from_finetune_together_are_refused(root):
              "reva.from_train: <name>")
 
 
+def test_from_train_and_from_finetune_together_are_refused_at_224_px(root, tmp_path):
+    """(Where fine-tuning is built: an ImageNet-labelled evaluation folder at 224 px.)"""
+    from PIL import Image
+
+    (tmp_path / "imagenet" / "n01440764").mkdir(parents=True)
+    Image.new("RGB", (64, 64), (90, 120, 30)).save(tmp_path / "imagenet" / "n01440764" / "a.JPEG")
+    config = _config(root, from_finetune="ft")
+    config["dataset"] = {"source": "imagefolder", "path": str(tmp_path / "imagenet")}
+    config["models"] = ["efficientnet-lite0"]
+    _refused(config, "reva.from_train ('net') and reva.from_finetune ('ft') both name the pool",
+             "keep one")
+
+
 def test_from_train_with_an_evaluation_pool_is_refused(root):
     _refused(_config(root, pool="evaluation"), "reva.from_train is 'net'",
              "reva.pool is evaluation")
