@@ -6,6 +6,9 @@ Examples (machine and command go with every figure reported)::
     python benchmarks/bench_cifar_train.py --arch fastnet --recipe fast --out results/bench/fastnet
     # the same with AugMix's views and Jensen-Shannon loss
     python benchmarks/bench_cifar_train.py --method augmix --out results/bench/fastnet-augmix
+    # REVa-: counterparts crafted on a trained standard model (cached in --out), then training
+    python benchmarks/bench_cifar_train.py --method reva_minus --standard std/model.pt \
+        --pgd-steps 10 --out results/bench/fastnet-reva-minus
     # AugMix's recipe (100 epochs) on a GPU
     python benchmarks/bench_cifar_train.py --arch wrn-40-2 --recipe augmix --device cuda \\
         --precision bf16 --data cifar10.cifarpack.npz --out /tmp/wrn
@@ -15,6 +18,7 @@ of it (``benchmarks/cifar_data.py``). Each epoch's state is saved in ``--out`` (
 run resumes); ``log.csv`` has one row per epoch: training seconds so far (evaluation excluded),
 learning rate, training loss and accuracy, test accuracy (every ``--eval-every`` epochs and at
 the end), and ``model.pt`` the final weights with the recipe. The last line is a JSON summary.
+``--train-per-class K`` trains on K images of each class (the same subset for every method).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -34,9 +39,12 @@ from bench_output import machine  # noqa: E402
 from cifar_data import load  # noqa: E402
 
 from vcrbench.training.scratch import (  # noqa: E402
+    ADVERSARIAL_METHODS,
+    AUGMIX_METHODS,
     FAST_RECIPE,
     SCRATCH_METHODS,
     ScratchRecipe,
+    ScratchReva,
     accuracy,
     load_state,
     new_state,
@@ -48,6 +56,25 @@ from vcrbench.training.spec import AugMixSettings  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def counterparts(args, train, out: Path, device: torch.device) -> np.ndarray:
+    """The PGD counterparts of the training images on ``--standard`` (cached in ``out``)."""
+    from cifar_models import load_bench_model, pgd_images
+
+    cache = out / (f"counterparts-{args.pgd_steps}-{args.pgd_eps:.5f}-{args.pgd_alpha:.5f}-"
+                   f"{len(train.labels)}.npy")
+    if cache.is_file():
+        return np.load(cache)
+    start = time.perf_counter()
+    model, recipe = load_bench_model(args.standard, device, "fp32")
+    images = pgd_images(model, recipe, train.images, train.labels, list(train.image_ids),
+                        steps=args.pgd_steps, eps=args.pgd_eps, alpha=args.pgd_alpha,
+                        seed=args.seed, device=device)
+    np.save(cache, images)
+    print(json.dumps({"counterparts": len(images), "pgd_steps": args.pgd_steps,
+                      "craft_s": round(time.perf_counter() - start, 1)}), flush=True)
+    return images
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arch", default="fastnet")
@@ -55,7 +82,17 @@ def main() -> None:
                         help="fast: FAST_RECIPE; augmix: AugMix's CIFAR recipe (the default)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
     parser.add_argument("--method", choices=SCRATCH_METHODS, default="standard",
-                        help="augmix: the image and two AugMix views (AugMix's CIFAR settings)")
+                        help="augmix: the image and two AugMix views (AugMix's CIFAR settings); "
+                             "reva_minus / reva: those and the PGD counterpart (REVa's Eq. 2)")
+    parser.add_argument("--standard", help="reva_minus / reva: the standard model.pt that "
+                                           "crafts the PGD counterparts")
+    parser.add_argument("--pgd-steps", type=int, default=40)
+    parser.add_argument("--pgd-eps", type=float, default=8 / 255)
+    parser.add_argument("--pgd-alpha", type=float, default=2 / 255)
+    parser.add_argument("--targeted", default="", help="reva: comma-separated corruptions added "
+                                                       "to AugMix's operations")
+    parser.add_argument("--severity", type=int, default=3, help="reva: their CIFAR-10-C severity")
+    parser.add_argument("--train-per-class", type=int)
     parser.add_argument("--precision", choices=("fp32", "bf16"))
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
@@ -73,8 +110,14 @@ def main() -> None:
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
     values = dict(FAST_RECIPE) if args.recipe == "fast" else {"architecture": args.arch}
+    reva = None
+    if args.method in ADVERSARIAL_METHODS:
+        if not args.standard:
+            parser.error(f"--method {args.method} needs --standard MODEL.pt")
+        reva = ScratchReva(targeted=tuple(t for t in args.targeted.split(",") if t),
+                           severity=args.severity)
     values.update(architecture=args.arch, classes=10, seed=args.seed, method=args.method,
-                  augmix=AugMixSettings() if args.method == "augmix" else None)
+                  augmix=AugMixSettings() if args.method in AUGMIX_METHODS else None, reva=reva)
     if args.epochs:
         values["epochs"] = args.epochs
     if args.precision:
@@ -83,8 +126,17 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     train, test = load(args.data, args.cache)
+    if args.train_per_class:
+        from bench_cifar_c import balanced_subset
+
+        keep = balanced_subset(train.labels, 10 * args.train_per_class, args.seed)
+        train = type(train)(train.images[keep], train.labels[keep],
+                            tuple(train.image_ids[i] for i in keep), train.classes)
     x_train = torch.as_tensor(train.images, device=device)
     y_train = torch.as_tensor(train.labels, device=device)
+    adversarial = None
+    if reva is not None:
+        adversarial = torch.as_tensor(counterparts(args, train, out, device), device=device)
     x_test = torch.as_tensor(test.images, device=device)
     y_test = torch.as_tensor(test.labels, device=device)
     print(json.dumps({"machine": machine(device), "recipe": recipe.as_dict(),
@@ -105,7 +157,7 @@ def main() -> None:
             print(json.dumps({"stopped": f"deadline before epoch {state.epoch + 1}"}), flush=True)
             break
         epoch_start = time.perf_counter()
-        row = train_epoch(state, x_train, y_train)
+        row = train_epoch(state, x_train, y_train, adversarial=adversarial)
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - epoch_start

@@ -48,6 +48,7 @@ rule finetune_pgd:
     params:
         base=finetune_base,
         pgd=pgd_settings,
+        regime=finetune_regime,
         seed=finetune_seed,
         device=config["device"],
     script:

@@ -388,6 +388,7 @@ rule reva_comparison:
         index=rules.index.output.index,
         summary=SUMMARY,
         tables=nested_files(reva_comparison_inputs()) if REVA_COMPARISON else [],
+        training=reva_comparison_training_files,
     output:
         tables=expand(f"{REVA_DIR}/comparison/{{table}}.parquet", table=REVA_COMPARISON_TABLES),
         markdown=f"{REVA_DIR}/comparison/report.md",
@@ -409,6 +410,7 @@ rule reva_comparison:
         n_boot=config["bootstrap"]["replicates"],
         min_units=config["bootstrap"]["min_units"],
         seed=config["seed"],
+        training=reva_comparison_training,
     script:
         "../workflow_scripts/reva_comparison.py"
 

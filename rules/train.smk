@@ -31,6 +31,34 @@ rule train_index:
         "../workflow_scripts/train_index.py"
 
 
+# The PGD counterparts of a REVa entry's training images, crafted on its standard model (shared
+# by entries with the same standard model, images, PGD settings and seed), one job per shard.
+rule train_pgd:
+    input:
+        index=rules.train_index.output.index,
+        prepared=prepared(rules.train_index.output.index),
+        crafter=train_pgd_crafter,
+    output:
+        shard=f"{RESULTS}/models/{{trained}}/pgd/shard-{{pgdshard}}.parquet",
+    log:
+        f"{RESULTS}/logs/train/{{trained}}/pgd/shard-{{pgdshard}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/train/{{trained}}/pgd/shard-{{pgdshard}}.tsv"
+    conda:
+        "../envs/vision.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        mem_mb=4000,
+        runtime=720,
+        gpu=GPU,
+    params:
+        pgd=train_pgd_settings,
+        seed=train_seed,
+        device=config["device"],
+    script:
+        "../workflow_scripts/train_pgd.py"
+
+
 rule train_epoch:
     input:
         index=rules.train_index.output.index,
@@ -38,6 +66,8 @@ rule train_epoch:
         evaluation=rules.index.output.index,
         evaluation_prepared=prepared(rules.index.output.index),
         previous=previous_train_state,
+        adversarial=train_counterparts,
+        groups=train_targeted_groups,
     output:
         state=temp(f"{RESULTS}/models/{{trained}}/epochs/state-{{epoch}}.pt"),
         log_row=f"{RESULTS}/models/{{trained}}/epochs/state-{{epoch}}.parquet",

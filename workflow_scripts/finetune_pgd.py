@@ -21,7 +21,7 @@ with job(snakemake.log[0], snakemake.threads, "finetune_pgd") as log:
                       params.pgd["shard_size"])
     start = time.perf_counter()
     table = counterpart_table(rows, load_model(crafter, device), PgdSettings.from_config(
-        params.pgd), seed=params.seed, device=device)
+        params.pgd, params.regime), seed=params.seed, device=device)
     log.info("%d PGD counterparts on %s (%s) in %.1f s, max |delta| %s grey levels",
              table.num_rows, crafter, device, time.perf_counter() - start,
              max(table.column("linf").to_pylist(), default=0))

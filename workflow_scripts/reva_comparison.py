@@ -19,6 +19,8 @@ with job(snakemake.log[0], snakemake.threads, "reva_comparison") as log:
         summary=read_table(snakemake.input.summary), seed=params.seed, n_boot=params.n_boot,
         min_units=params.min_units, alternative=params.alternative,
         categories=params.categories,
+        training_labels={label: read_table(path, ["label"]).column("label").to_pylist()
+                         for label, path in params.training.items()},
     )
     log.info("%s", ", ".join(f"{k} {v.num_rows} rows" for k, v in tables.items()))
     for path in snakemake.output.tables:

@@ -6,7 +6,7 @@ from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
 from vcrbench.data.datasets import list_entries_from_config  # noqa: E402
 from vcrbench.training.augmix import CorruptionOp  # noqa: E402
-from vcrbench.training.spec import ADVERSARIAL_METHODS  # noqa: E402
+from vcrbench.training.spec import ADVERSARIAL_METHODS, regime_of, resolve_pgd  # noqa: E402
 
 # Fine-tuning entries by name; (fine-tuned model, base model) name pairs to compare.
 FINETUNE = {entry["name"]: entry for entry in config["finetune"]}
@@ -17,8 +17,13 @@ RETRAINED = [(f"finetuned:{name}", entry["base"]) for name, entry in FINETUNE.it
 ADVERSARIAL = {n: e for n, e in FINETUNE.items() if e["method"] in ADVERSARIAL_METHODS}
 
 
+def _resolved_pgd(entry):
+    """An entry's reva.pgd with eps and alpha auto resolved for its training images."""
+    return resolve_pgd(entry["reva"]["pgd"], regime_of(entry["train"]))
+
+
 def _pgd_identity(entry):
-    pgd = {k: v for k, v in entry["reva"]["pgd"].items() if k != "recraft"}
+    pgd = {k: v for k, v in _resolved_pgd(entry).items() if k != "recraft"}
     seed = config["seed"] if entry["seed"] is None else entry["seed"]
     return json.dumps([entry["base"], entry["train"], pgd, seed], sort_keys=True)
 
@@ -80,8 +85,13 @@ def finetune_base(wildcards):
 
 
 def pgd_settings(wildcards):
-    """An entry's PGD settings (reva.pgd)."""
-    return FINETUNE[wildcards.name]["reva"]["pgd"]
+    """An entry's PGD settings (reva.pgd, eps and alpha auto resolved)."""
+    return _resolved_pgd(FINETUNE[wildcards.name])
+
+
+def finetune_regime(wildcards):
+    """The data regime (cifar, imagenet) of an entry's training images."""
+    return regime_of(FINETUNE[wildcards.name]["train"])
 
 
 def finetune_seed(wildcards):
@@ -139,3 +149,20 @@ def retraining_outputs():
     if not FINETUNE:
         return []
     return [*rules.retraining_table.output, *rules.figure_retraining.output]
+
+
+def reva_comparison_training(wildcards=None):
+    """method label -> the training index of each fine-tuned method of REVa's comparison
+    (rules/reva.smk, reva_comparison: its report says whether their classes cover the
+    evaluation classes). REVA_COMPARISON is defined in rules/functions/reva.smk."""
+    if not REVA_COMPARISON:
+        return {}
+    return {
+        label: f"{RESULTS}/models/{model.partition(':')[2]}/train-index.parquet"
+        for label, model in REVA_COMPARISON.methods.items()
+        if model.startswith("finetuned:")
+    }
+
+
+def reva_comparison_training_files(wildcards):
+    return list(reva_comparison_training().values())

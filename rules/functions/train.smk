@@ -1,9 +1,26 @@
 # Globals, input functions and outputs of rules/train.smk.
 
-from vcrbench.training.train_config import recipe_of_entry  # noqa: E402
+from vcrbench.core.shards import shard_count  # noqa: E402
+from vcrbench.data.datasets import list_entries_from_config  # noqa: E402
+from vcrbench.training.scratch import ADVERSARIAL_METHODS as SCRATCH_ADVERSARIAL  # noqa: E402
+from vcrbench.training.train_config import pgd_identity, recipe_of_entry  # noqa: E402
 
 # Models trained from scratch (config train[]), by name.
 TRAIN = {entry["name"]: entry for entry in config["train"]}
+# REVa entries (reva_minus, reva): the entry whose folder holds the PGD counterparts they read
+# (the first with the same standard model, training images, PGD settings and seed: crafted
+# once, shared) and its shard numbers.
+TRAIN_ADVERSARIAL = {n: e for n, e in TRAIN.items() if e["method"] in SCRATCH_ADVERSARIAL}
+TRAIN_PGD_OWNER = {
+    name: next(n for n, e in TRAIN_ADVERSARIAL.items()
+               if pgd_identity(e, config["seed"]) == pgd_identity(entry, config["seed"]))
+    for name, entry in TRAIN_ADVERSARIAL.items()
+}
+TRAIN_PGD_SHARDS = {
+    name: range(shard_count(len(list_entries_from_config(entry["data"])),
+                            entry["reva"]["pgd"]["shard_size"]))
+    for name, entry in TRAIN_ADVERSARIAL.items() if TRAIN_PGD_OWNER[name] == name
+}
 
 
 def train_entry(wildcards):
@@ -15,8 +32,48 @@ def train_data(wildcards):
 
 
 def train_recipe(wildcards):
-    """The entry's full recipe, passed as a parameter so that a changed setting trains again."""
-    return recipe_of_entry(TRAIN[wildcards.trained], config["seed"]).as_dict()
+    """The entry's full recipe, passed as a parameter so that a changed setting trains again;
+    a REVa entry's ``reva`` part also names what else its training reads (the standard model,
+    the measure that chooses targeted: auto, the PGD settings without the shard size), which
+    workflow_scripts/train_epoch.py takes out again (REVA_INPUTS)."""
+    entry = TRAIN[wildcards.trained]
+    recipe = recipe_of_entry(entry, config["seed"]).as_dict()
+    if entry["method"] in SCRATCH_ADVERSARIAL:
+        reva = entry["reva"]
+        recipe["reva"].update(standard=reva["standard"], auto_measure=reva["auto_measure"],
+                              pgd={k: v for k, v in reva["pgd"].items() if k != "shard_size"})
+    return recipe
+
+
+def train_seed(wildcards):
+    entry = TRAIN[wildcards.trained]
+    return config["seed"] if entry["seed"] is None else entry["seed"]
+
+
+def train_pgd_crafter(wildcards):
+    """The standard model's file, which crafts a REVa entry's PGD counterparts."""
+    return f"{RESULTS}/models/{TRAIN[wildcards.trained]['reva']['standard']}/model.pt"
+
+
+def train_pgd_settings(wildcards):
+    return TRAIN[wildcards.trained]["reva"]["pgd"]
+
+
+def train_counterparts(wildcards):
+    """A REVa entry's PGD counterpart shards (in its owner's folder); none for other methods."""
+    name = wildcards.trained
+    if name not in TRAIN_ADVERSARIAL:
+        return []
+    owner = TRAIN_PGD_OWNER[name]
+    return [f"{RESULTS}/models/{owner}/pgd/shard-{k}.parquet" for k in TRAIN_PGD_SHARDS[owner]]
+
+
+def train_targeted_groups(wildcards):
+    """REVa part 1's groups of the standard model, for a reva entry with targeted: auto."""
+    entry = TRAIN[wildcards.trained]
+    if entry["method"] != "reva" or entry["reva"]["targeted"] != "auto":
+        return []
+    return f"{RESULTS}/reva/by-model/{SLUG['trained:' + entry['reva']['standard']]}/groups.parquet"
 
 
 def previous_train_state(wildcards):

@@ -188,7 +188,8 @@ def cifar_config(shared_cifar: Path) -> dict:
 
     config = yaml.safe_load(CIFAR_CONFIG.read_text())
     config["dataset"]["path"] = str(shared_cifar / "test")
-    config["train"][0]["data"]["path"] = str(shared_cifar / "train")
+    for entry in config["train"]:
+        entry["data"]["path"] = str(shared_cifar / "train")
     return config
 
 

@@ -96,6 +96,44 @@ def test_dv_of_32px_images_is_the_papers_vif_on_enlargements(cifar_run) -> None:
         assert scored.column("dv")[row].as_py() == pytest.approx(expected, abs=2e-4)
 
 
+def test_reva_from_scratch_trains_on_counterparts_crafted_on_its_standard_model(
+        cifar_run) -> None:
+    from vcrbench.data.prepared import store_path
+    from vcrbench.models.trained import read_trained
+
+    models = _results(cifar_run) / "models"
+    index = read_table(models / "fastnet-reva" / "train-index.parquet")
+    shards = read_tables([models / "fastnet-reva" / "pgd" / f"shard-{k}.parquet"
+                          for k in (0, 1)])
+    ids = index.column("image_id").to_pylist()
+    assert shards.column("image_id").to_pylist() == ids  # 1,000 images in two shards
+    clean = PreparedImages(store_path(models / "fastnet-reva" / "train-index.parquet"),
+                           index).images(ids)
+    adversarial = np.stack([np.frombuffer(b, np.uint8).reshape(32, 32, 3)
+                            for b in shards.column("image").to_pylist()])
+    delta = np.abs(adversarial.astype(int) - clean.astype(int))
+    assert delta.max() <= 8 and (delta.reshape(len(ids), -1).max(1) >= 7).mean() > 0.9
+    assert np.array_equal(delta.reshape(len(ids), -1).max(1), shards.column("linf").to_numpy())
+    # crafted against the standard model: its loss is higher on (nearly) every counterpart
+    import torch
+
+    from vcrbench.attacks import forward_of
+
+    forward = forward_of(load_model("trained:fastnet", models_dir=str(models)))
+    labels = torch.as_tensor(np.asarray(index.column("label").to_numpy()), dtype=torch.int64)
+    with torch.no_grad():
+        loss = [torch.nn.functional.cross_entropy(
+                    forward(torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255), labels,
+                    reduction="none") for x in (clean, adversarial)]
+    assert float((loss[1] > loss[0]).double().mean()) > 0.9
+    checkpoint = read_trained(models / "fastnet-reva" / "model.pt")
+    assert checkpoint["recipe"]["method"] == "reva"
+    assert checkpoint["recipe"]["reva"]["targeted"] == ["gaussian_noise"]
+    assert [row["epoch"] for row in checkpoint["log"]] == [1, 2]
+    clean_predictions = _results(cifar_run) / "predictions" / "trained-fastnet-reva"
+    assert (clean_predictions / "clean.parquet").exists()  # evaluated as trained:fastnet-reva
+
+
 def test_a_finished_cifar_run_has_nothing_to_do(cifar_run) -> None:
     result = snakemake("-n", "--cores", "1", "--configfile", str(cifar_run / "config.yaml"),
                        workdir=cifar_run)

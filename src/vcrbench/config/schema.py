@@ -79,9 +79,36 @@ def explain(error: jsonschema.ValidationError, schema: Mapping[str, Any]) -> str
     if error.validator in ("minimum", "maximum"):
         word = "at least" if error.validator == "minimum" else "at most"
         return f"'{key}' must be {word} {error.validator_value}, got {error.instance!r}"
+    if error.validator == "anyOf":
+        allowed = "; ".join(_describe(branch) for branch in error.validator_value)
+        return f"'{key}' is {error.instance!r}; allowed: {allowed}"
     if error.validator == "required":
         return f"'{key}': {error.message}"
     return f"'{key}': {error.message}"
+
+
+def _describe(branch: Mapping[str, Any]) -> str:
+    """One ``anyOf`` branch in words: its values, or its type with its bounds."""
+    if "enum" in branch:
+        return ", ".join(str(v) for v in branch["enum"])
+    kind = branch.get("type")
+    if kind in ("number", "integer"):
+        noun = "an integer" if kind == "integer" else "a number"
+        low = (f"> {branch['exclusiveMinimum']}" if "exclusiveMinimum" in branch
+               else f">= {branch['minimum']}" if "minimum" in branch else None)
+        high = (f"< {branch['exclusiveMaximum']}" if "exclusiveMaximum" in branch
+                else f"<= {branch['maximum']}" if "maximum" in branch else None)
+        return " ".join([noun, " and ".join(b for b in (low, high) if b)]).strip()
+    return {"null": "null", "boolean": "true or false", "array": "a list",
+            "string": "a string", "object": "a mapping"}.get(kind, str(kind))
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    """The JSON types a schema node accepts (its ``type``, else those of its ``anyOf``)."""
+    if "type" in schema:
+        types = schema["type"]
+        return [types] if isinstance(types, str) else list(types)
+    return [t for branch in schema.get("anyOf", []) for t in _types(branch)]
 
 
 def _coerce_scalar(value: Any, schema: Mapping[str, Any]) -> Any:
@@ -89,8 +116,7 @@ def _coerce_scalar(value: Any, schema: Mapping[str, Any]) -> Any:
     integer, number, boolean or null its schema asks for; anything else is left unchanged."""
     if not isinstance(value, str):
         return value
-    types = schema.get("type", [])
-    types = [types] if isinstance(types, str) else list(types)
+    types = _types(schema)
     text = value.strip()
     if "null" in types and text.lower() in ("null", "none", "~", ""):
         return None

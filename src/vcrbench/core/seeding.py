@@ -44,6 +44,8 @@ PARAMETER_STREAM = 0
 NOISE_STREAM = 1
 #: Sub-streams of one fine-tuning epoch's key (``FINETUNE``).
 EPOCH_ORDER, EPOCH_PARAMETERS, EPOCH_NOISE, EPOCH_DROPOUT, EPOCH_AUGMIX = range(5)
+#: ... the crop and flip of a training image, and of its PGD counterpart when drawn apart.
+EPOCH_GEOMETRY, EPOCH_ADVERSARIAL_GEOMETRY = 5, 6
 
 
 def name_words(name: str) -> list[int]:

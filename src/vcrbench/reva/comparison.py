@@ -50,7 +50,10 @@ Schemas (:data:`SCHEMA_ERRORS`, :data:`SCHEMA_TESTS`, :data:`SCHEMA_VCR`; float6
   ``HMRI_lo``, ``HMRI_hi``, ``MRSI``, ``MRSI_lo``, ``MRSI_hi`` (null without human data),
   ``resampled``, ``note``.
 
-The Markdown (``reva/comparison/report.md``) gives the Table 2–4 style summary (rows: methods;
+The Markdown (``reva/comparison/report.md``) first says whether the fine-tuned methods'
+training classes cover the evaluation images' classes (:func:`class_overlap_text`: when they
+are disjoint, nothing the methods learn is about the evaluated classes, so the comparison
+cannot show the paper's gains), then gives the Table 2–4 style summary (rows: methods;
 columns: Err, mean adversarial error per setting, mCE), the per-attack and per-corruption
 errors, the tests and R_a / R_p (HMRI / MRSI) per method.
 """
@@ -240,6 +243,7 @@ def comparison_tables(
     min_units: int,
     alternative: str = "two-sided",
     categories: Mapping[str, str] | None = None,
+    training_labels: Mapping[str, Sequence[int]] | None = None,
 ) -> tuple[dict[str, pa.Table], str]:
     """The comparison's tables and Markdown (module docstring).
 
@@ -255,6 +259,8 @@ def comparison_tables(
             ``bootstrap.min_units``.
         alternative: ``two-sided`` or ``less`` (``reva.comparison.alternative``).
         categories: corruption -> REVa category (default: :func:`category_of` of the name).
+        training_labels: label -> the class labels of a fine-tuned method's training images
+            (for :func:`class_overlap_text`; methods that were not fine-tuned are left out).
 
     Returns:
         ({"errors", "tests", "vcr"} -> table, Markdown text).
@@ -298,7 +304,45 @@ def comparison_tables(
     }
     text = comparison_text(tables, methods={k: v.model for k, v in methods.items()},
                            baselines=baselines, transfer_from=transfer_from, n_boot=n_boot)
+    if training_labels:
+        evaluated = np.asarray(index.column("label").to_numpy(zero_copy_only=False))
+        overlap = class_overlap_text(training_labels, evaluated[evaluated >= 0].tolist())
+        title, _, rest = text.partition("\n\n")
+        text = "\n\n".join([title, *overlap, rest])
     return tables, text
+
+
+def class_overlap_text(training_labels: Mapping[str, Sequence[int]],
+                       evaluation_labels: Sequence[int]) -> list[str]:
+    """Paragraphs on how the fine-tuned methods' training classes meet the evaluation images'
+    classes (labels >= 0): a limitation heading when they are disjoint (no method can learn
+    anything about the evaluated classes: differences are side effects of fine-tuning on other
+    classes, not the paper's gains), a note when they cover only some, one sentence when they
+    cover all. Empty without fine-tuned methods."""
+    if not training_labels:
+        return []
+    trained = {label: {int(c) for c in classes if int(c) >= 0}
+               for label, classes in training_labels.items()}
+    union = set().union(*trained.values())
+    evaluated = {int(c) for c in evaluation_labels if int(c) >= 0}
+    shared = evaluated & union
+    methods = ", ".join(trained)
+    counts = (f"the fine-tuned methods ({methods}) were trained on images of {len(union)} "
+              f"classes; the labelled evaluation images are of {len(evaluated)} classes")
+    if not shared:
+        return ["## Limitation: the training and evaluation classes are disjoint",
+                f"Read this first: {counts}, and none of those is a training class. No method "
+                "can learn anything about the evaluated classes from its fine-tuning, so the "
+                "differences below are side effects of fine-tuning on other classes (typically "
+                "a loss of clean and corruption accuracy), not tests of the paper's claim that "
+                "REVa improves robustness. The paper fine-tunes and evaluates on the same "
+                "classes (its training and test sets)."]
+    if shared != evaluated:
+        return ["## Note: the training classes cover only part of the evaluation classes",
+                f"{counts}; {len(shared)} of the {len(evaluated)} evaluation classes are among "
+                "the training classes. Gains can only come from those; the paper fine-tunes and "
+                "evaluates on the same classes."]
+    return [f"Classes: {counts}, all of them among the training classes (as in the paper)."]
 
 
 def _signed(value: float | None, lo: float | None, hi: float | None) -> str:

@@ -1,14 +1,20 @@
 """Robust and non-robust perturbations (REVa Sec. 3.1.2 and 4.3.2), from relative errors.
 
-Two rules, both always reported, applied per model and measure:
+Two rules for the corruptions, both always reported, applied per model and measure:
 
 - ``worst-per-category`` (the paper's: "we chose those with the highest values ... for the
   corresponding standard models in Table 1"; it reproduces Table 1's highlighted cells): within
-  each category (:mod:`vcrbench.reva.categories`; all attacks form the category
-  ``adversarial``), the perturbation with the highest relative error is non-robust, the others
-  robust; tied maxima are all non-robust.
+  each category (:mod:`vcrbench.reva.categories`), the perturbation with the highest relative
+  error is non-robust, the others robust; tied maxima are all non-robust.
 - ``threshold``: non-robust when the relative error exceeds ``reva.groups.threshold`` (ours; the
   paper states no number).
+
+The attacks (``kind == "attack"``) follow ``reva.groups.attacks``:
+
+- ``non-robust`` (the paper's, §4.3.2: "all the considered adversarial perturbations fall in
+  the non-robust group"): every attack is non-robust under both rules;
+- ``by-rule``: the rules as for the corruptions, the attacks forming the category
+  ``adversarial`` (under ``worst-per-category`` only the worst attack is non-robust).
 
 A perturbation without a value (null relative error) is neither: ``non_robust`` is null, and it
 takes no part in its category's maximum.
@@ -32,6 +38,8 @@ from vcrbench.errors import VcrbenchError
 
 #: Values of ``reva.groups.rule``.
 RULES = ("worst-per-category", "threshold")
+#: Values of ``reva.groups.attacks``.
+ATTACK_RULES = ("non-robust", "by-rule")
 
 SCHEMA = pa.schema([
     ("model", pa.string()), ("kind", pa.string()), ("perturbation", pa.string()),
@@ -57,7 +65,7 @@ def above_threshold(values: Sequence[float | None], threshold: float) -> list[bo
 
 
 def groups_table(relative_errors: pa.Table, *, rule: str = "worst-per-category",
-                 threshold: float = 2.0) -> pa.Table:
+                 threshold: float = 2.0, attacks: str = "non-robust") -> pa.Table:
     """Both rules on every model and measure of a relative-errors table (module docstring).
 
     Args:
@@ -65,9 +73,14 @@ def groups_table(relative_errors: pa.Table, *, rule: str = "worst-per-category",
             ``perturbation``, ``category``, ``measure``, ``value`` are read).
         rule: the rule marked ``chosen`` (``reva.groups.rule``).
         threshold: the threshold rule's bound on the relative error (``reva.groups.threshold``).
+        attacks: ``non-robust`` (every attack, the paper's) or ``by-rule``
+            (``reva.groups.attacks``).
     """
     if rule not in RULES:
         raise VcrbenchError(f"reva.groups.rule must be one of {RULES}, got {rule!r}")
+    if attacks not in ATTACK_RULES:
+        raise VcrbenchError(f"reva.groups.attacks must be one of {ATTACK_RULES}, got "
+                            f"{attacks!r}")
     if isinstance(threshold, bool) or not math.isfinite(float(threshold)):
         raise VcrbenchError(f"reva.groups.threshold must be a finite number, got {threshold!r}")
     rows = relative_errors.to_pylist()
@@ -81,6 +94,8 @@ def groups_table(relative_errors: pa.Table, *, rule: str = "worst-per-category",
         }
         for name in RULES:
             for r, flag in zip(part, flags[name], strict=True):
+                if attacks == "non-robust" and r["kind"] == "attack":
+                    flag = None if r["value"] is None else True
                 out.append({"model": model, "kind": r["kind"], "perturbation": r["perturbation"],
                             "category": r["category"], "measure": measure, "rule": name,
                             "value": r["value"], "non_robust": flag, "chosen": name == rule})

@@ -52,22 +52,33 @@ def craft_counterparts(images: np.ndarray, labels: np.ndarray, image_ids: list[s
 
 def counterpart_table(rows: pa.Table, model, settings: PgdSettings, *, seed: int,
                       batch_size: int = 32, device: str | torch.device = "cpu") -> pa.Table:
-    """The PGD counterparts of the training-index ``rows`` as a shard (module docstring)."""
+    """The PGD counterparts of the training-index ``rows`` as a shard (module docstring), the
+    images decoded from their files."""
     from vcrbench.data.datasets import load_images
 
-    ids = rows.column("image_id").to_pylist()
-    labels = rows.column("label").to_numpy().astype(np.int64)
-    clean = load_images(rows.column("path").to_pylist())
-    adversarial = (craft_counterparts(clean, labels, ids, model, settings, seed=seed,
+    return counterparts_of_images(
+        rows.column("image_id").to_pylist(), rows.column("label").to_numpy(),
+        load_images(rows.column("path").to_pylist()), model, settings, seed=seed,
+        batch_size=batch_size, device=device)
+
+
+def counterparts_of_images(image_ids: list[str], labels: np.ndarray, clean: np.ndarray, model,
+                           settings: PgdSettings, *, seed: int, batch_size: int = 32,
+                           device: str | torch.device = "cpu") -> pa.Table:
+    """The PGD counterparts of uint8 ``(N, H, W, 3)`` images with ids and labels ``(N,)`` as a
+    shard (module docstring)."""
+    labels = np.asarray(labels, np.int64)
+    adversarial = (craft_counterparts(clean, labels, image_ids, model, settings, seed=seed,
                                       batch_size=batch_size, device=device)
-                   if len(ids) else clean)
+                   if len(image_ids) else clean)
+    n = len(image_ids)
     linf = np.abs(adversarial.astype(np.int16) - clean.astype(np.int16)).reshape(
-        len(ids), -1).max(axis=1, initial=0)
+        n, -1).max(axis=1, initial=0)
     return pa.table({
-        "image_id": pa.array(ids, pa.string()),
+        "image_id": pa.array(image_ids, pa.string()),
         "label": pa.array(labels, pa.int16()),
-        "height": pa.array([clean.shape[1]] * len(ids), pa.int32()),
-        "width": pa.array([clean.shape[2]] * len(ids), pa.int32()),
+        "height": pa.array([clean.shape[1]] * n, pa.int32()),
+        "width": pa.array([clean.shape[2]] * n, pa.int32()),
         "linf": pa.array(linf, pa.int16()),
         "image": pa.array([image.tobytes() for image in adversarial], pa.binary()),
     }, schema=SCHEMA)

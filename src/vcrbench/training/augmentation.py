@@ -16,6 +16,14 @@ parameters drawn over the corruption's whole domain (``linear``: U(C) as in the 
 ``input``, two AugMix views (:data:`AUGMIX_VIEWS`, :mod:`vcrbench.training.augmix`; view ``v``
 of the image at position ``p`` keyed by ``(seed, entry, epoch, p, v)``) and, for REVa, its PGD
 counterpart as :data:`ADVERSARIAL` (:mod:`vcrbench.training.adversarial`).
+
+Crops and flips (``finetune[].geometry``, :func:`geometry_draws`, :func:`crop_flip`) come
+first: the epoch loop crops and flips each batch image before its views are made, so the clean
+view and the views made from it (AugMix's, the corrupted one) share one crop and flip, as in
+AugMix's and the REVa authors' pipelines; the PGD counterpart is left as crafted, given the
+same crop and flip, or its own (``geometry.adversarial``). Image ``p`` of epoch ``e`` draws
+from the generator keyed by ``(seed, entry, e, EPOCH_GEOMETRY, p)`` (its counterpart's own
+draws: ``EPOCH_ADVERSARIAL_GEOMETRY``).
 """
 
 from __future__ import annotations
@@ -27,7 +35,14 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from vcrbench.core.seeding import EPOCH_AUGMIX, EPOCH_NOISE, EPOCH_PARAMETERS, seed_of
+from vcrbench.core.seeding import (
+    EPOCH_ADVERSARIAL_GEOMETRY,
+    EPOCH_AUGMIX,
+    EPOCH_GEOMETRY,
+    EPOCH_NOISE,
+    EPOCH_PARAMETERS,
+    seed_of,
+)
 from vcrbench.training.spec import TrainingSpec, epoch_order
 
 #: The view whose accuracy and loss the training log splits into clean and corrupted images.
@@ -58,6 +73,103 @@ class Augmentation(Protocol):
 
     def __call__(self, images: np.ndarray, epoch: int, positions: range,
                  device: torch.device) -> Views: ...
+
+
+@dataclass(frozen=True)
+class GeometryDraws:
+    """Crops and flips of a batch, (B,) int64 / bool arrays in pixels of the image.
+
+    ``top``, ``left``, ``height``, ``width``: the crop box (``pad``: its corner in the image
+    zero-padded by ``crop_padding``, offsets in [0, 2 · padding], the size the image's;
+    ``resized``: a box inside the image, resized back to the image's size; ``none``: the whole
+    image). ``flip``: mirrored left-right after the crop.
+    """
+
+    top: np.ndarray
+    left: np.ndarray
+    height: np.ndarray
+    width: np.ndarray
+    flip: np.ndarray
+
+
+def resized_crop_box(rng: np.random.Generator, height: int, width: int,
+                     scale: tuple[float, float],
+                     ratio: tuple[float, float] = (3 / 4, 4 / 3)) -> tuple[int, int, int, int]:
+    """A random crop box ``(top, left, h, w)`` of an image of ``height`` x ``width`` px as
+    torchvision's RandomResizedCrop draws it: up to 10 tries of an area fraction ~ U(scale)
+    and a log-uniform aspect ratio (w / h) in ``ratio``, else the central crop of the largest
+    box whose ratio lies in ``ratio``."""
+    area = height * width
+    log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+    for _ in range(10):
+        target = area * rng.uniform(scale[0], scale[1])
+        aspect = math.exp(rng.uniform(*log_ratio))
+        w = int(round(math.sqrt(target * aspect)))
+        h = int(round(math.sqrt(target / aspect)))
+        if 0 < w <= width and 0 < h <= height:
+            return int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1)), h, w
+    in_ratio = width / height
+    if in_ratio < ratio[0]:
+        w, h = width, int(round(width / ratio[0]))
+    elif in_ratio > ratio[1]:
+        h, w = height, int(round(height * ratio[1]))
+    else:
+        w, h = width, height
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+def geometry_draws(spec: TrainingSpec, epoch: int, positions: range, height: int, width: int,
+                   stream: int = EPOCH_GEOMETRY) -> GeometryDraws:
+    """The crops and flips of the images at ``positions`` of epoch ``epoch`` (module
+    docstring), for images of ``height`` x ``width`` px; per image, one generator: the flip
+    (U(0, 1) < 0.5, drawn whether used or not), then the crop."""
+    rows = []
+    for position in positions:
+        rng = np.random.default_rng(spec.key(epoch, stream, position))
+        flip = bool(rng.random() < 0.5) and spec.flip
+        if spec.crop == "pad":
+            span = 2 * spec.crop_padding + 1
+            box = (int(rng.integers(0, span)), int(rng.integers(0, span)), height, width)
+        elif spec.crop == "resized":
+            box = resized_crop_box(rng, height, width, spec.crop_scale)
+        else:
+            box = (0, 0, height, width)
+        rows.append((*box, flip))
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 5
+    return GeometryDraws(*(np.asarray(c, np.int64) for c in columns[:4]),
+                         np.asarray(columns[4], bool))
+
+
+def crop_flip(images: np.ndarray, draws: GeometryDraws, spec: TrainingSpec,
+              device: torch.device) -> np.ndarray:
+    """``(B, H, W, 3)`` uint8 images cropped and flipped by ``draws`` (:func:`geometry_draws`):
+    ``pad`` crops from the zero-padded image; ``resized`` resizes the box back to ``H x W``
+    bilinearly with antialiasing (torch's, as torchvision's tensor RandomResizedCrop), rounded
+    to uint8. Returns a new ``(B, H, W, 3)`` uint8 array."""
+    if not len(images):
+        return images
+    x = torch.from_numpy(np.ascontiguousarray(images)).to(device)
+    flip = torch.from_numpy(draws.flip).to(device)
+    if spec.crop == "pad":
+        from vcrbench.training.scratch import augment
+
+        out = augment(x, torch.from_numpy(draws.left).to(device),
+                      torch.from_numpy(draws.top).to(device), flip, spec.crop_padding)
+    else:
+        _, h, w, _ = x.shape
+        if spec.crop == "resized":
+            crops = []
+            for i in range(len(x)):
+                top, left, ch, cw = (int(v[i]) for v in (draws.top, draws.left,
+                                                          draws.height, draws.width))
+                box = x[i, top:top + ch, left:left + cw].permute(2, 0, 1)[None].float()
+                if (ch, cw) != (h, w):
+                    box = torch.nn.functional.interpolate(box, size=(h, w), mode="bilinear",
+                                                          align_corners=False, antialias=True)
+                crops.append(box.round_().clamp_(0, 255).to(torch.uint8)[0].permute(1, 2, 0))
+            x = torch.stack(crops)
+        out = torch.where(flip[:, None, None, None], x.flip(2), x)
+    return out.cpu().numpy()
 
 
 def corrupted_count(batch: int, fraction: float) -> int:
@@ -140,5 +252,12 @@ class AugMixAugmentation:
             views[name] = out
         if self.adversarial is not None:
             order = epoch_order(len(self.adversarial), self.spec, epoch)
-            views[ADVERSARIAL] = self.adversarial[order[positions.start:positions.stop]]
+            adversarial = self.adversarial[order[positions.start:positions.stop]]
+            geometry = self.spec.adversarial_geometry
+            if geometry != "none" and self.spec.geometric:
+                stream = EPOCH_GEOMETRY if geometry == "same" else EPOCH_ADVERSARIAL_GEOMETRY
+                _, height, width, _ = adversarial.shape
+                adversarial = crop_flip(adversarial, geometry_draws(
+                    self.spec, epoch, positions, height, width, stream), self.spec, device)
+            views[ADVERSARIAL] = adversarial
         return Views(views, np.zeros(len(images), bool))

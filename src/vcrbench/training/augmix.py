@@ -159,11 +159,11 @@ class CorruptionOp:
 
     @classmethod
     def at(cls, name: str, severity: int | None = None,
-           domain_fraction: float | None = None) -> CorruptionOp:
+           domain_fraction: float | None = None, side: int = 224) -> CorruptionOp:
         """The corruption at ``identity + domain_fraction · (strongest − identity)`` per
         parameter when ``domain_fraction`` is given, else at ImageNet-C severity ``severity``
-        (1–5)."""
-        from vcrbench.corruptions import get_corruption
+        (1–5; at ``side`` 32 px CIFAR-10-C's, :func:`vcrbench.corruptions.imagenet_c_samples`)."""
+        from vcrbench.corruptions import get_corruption, imagenet_c_samples
         from vcrbench.errors import VcrbenchError
 
         spec = get_corruption(name)
@@ -176,7 +176,7 @@ class CorruptionOp:
         if spec.imagenet_c_severities is None:
             raise VcrbenchError(f"corruption {name} has no ImageNet-C severities; give "
                                 "reva.domain_fraction instead of reva.severity")
-        return cls(name, dict(spec.imagenet_c_severities[int(severity) - 1]))
+        return cls(name, imagenet_c_samples(name, side)[int(severity) - 1])
 
     def __call__(self, image: torch.Tensor, step: Step) -> torch.Tensor:
         return self.batch(image.unsqueeze(0), [step])[0]

@@ -59,8 +59,25 @@ def check_finetune(config: Mapping[str, Any], train_keys: Mapping[str, str] | No
 
 
 def check_method(config: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> None:
-    """An entry's ``method`` and its settings (``augmix``, ``reva``)."""
+    """An entry's ``method`` and its settings (``augmix``, ``reva``, ``geometry``,
+    ``clip_grad_norm``; ``auto`` values resolved for its training images)."""
+    from vcrbench.training.spec import (
+        augmix_severity,
+        regime_of,
+        resolve_clip,
+        resolve_geometry,
+        resolve_pgd,
+    )
+
     method = entry.get("method", "standard")
+    regime = regime_of(entry["train"])
+    try:
+        resolve_geometry(entry.get("geometry") or {}, method, regime)
+        resolve_clip(entry.get("clip_grad_norm", "auto"), method, regime)
+        augmix_severity((entry.get("augmix") or {}).get("severity", "auto"), regime)
+        resolve_pgd((entry.get("reva") or {}).get("pgd") or {}, regime)
+    except VcrbenchError as error:
+        raise VcrbenchError(f"{where}: {error}") from None
     if method == "standard":
         return
     if entry["augmentation"]["corruption"] is not None:

@@ -6,15 +6,18 @@ One epoch ``e`` (1-based) of entry ``name``:
 
 1. Order: a permutation of the training index keyed by ``(seed, name, e)``, cut into batches of
    ``batch_size`` (the last one may be smaller).
-2. Views: the augmentation makes the views of each batch (by default the entry's method's,
+2. Crop and flip (``finetune[].geometry``; by default for the AugMix and REVa methods, none
+   for ``standard``): each image of the batch, keyed by its place in the epoch
+   (:func:`~vcrbench.training.augmentation.geometry_draws`), before any view is made from it.
+   Views: the augmentation makes the views of each batch (by default the entry's method's,
    :mod:`~vcrbench.training.methods`: for ``standard`` the entry's corruption on a fraction of
    the images, :class:`~vcrbench.training.augmentation.CorruptionAugmentation`).
 3. Step: every view through the base model's preprocessing and the model in one forward pass,
    the loss per image (by default the method's; ``standard``: cross-entropy on the 1000
-   ImageNet logits), SGD with momentum
-   (the paper: lr 0.001, momentum 0.9) at the epoch's learning rate (constant, cosine or step
-   schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
-   layers`).
+   ImageNet logits), SGD with momentum (defaults: the VCR paper's fine-tuning, lr 0.001,
+   momentum 0.9; REVa follows AugMix, lr 0.1) at the epoch's learning rate (constant, cosine or
+   step schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
+   layers`), their gradient's L2 norm first clipped to ``clip_grad_norm`` when set.
 
 Randomness of dropout comes from torch's global generator, seeded per epoch from
 ``(seed, name, e)``, so an epoch computed after a restart equals the uninterrupted one. On the CPU
@@ -39,7 +42,7 @@ import torch
 
 from vcrbench.core.seeding import EPOCH_DROPOUT
 from vcrbench.errors import VcrbenchError
-from vcrbench.training.augmentation import INPUT, Augmentation
+from vcrbench.training.augmentation import INPUT, Augmentation, crop_flip, geometry_draws
 from vcrbench.training.checkpoint import epoch_checkpoint
 from vcrbench.training.layers import set_training_mode
 from vcrbench.training.losses import Loss
@@ -139,7 +142,11 @@ def train_epoch(
     batches = epoch_batches(len(paths), spec, epoch)
     for step, batch in enumerate(batches):
         images = load_images([paths[i] for i in batch])
-        views = augmentation(images, epoch, range(position, position + len(batch)), device)
+        positions = range(position, position + len(batch))
+        if spec.geometric:
+            images = crop_flip(images, geometry_draws(spec, epoch, positions, *images.shape[1:3]),
+                               spec, device)
+        views = augmentation(images, epoch, positions, device)
         names = list(views.images)
         stacked = views.images[names[0]] if len(names) == 1 else np.concatenate(
             [views.images[name] for name in names])
@@ -152,6 +159,8 @@ def train_epoch(
         losses = loss(logits, target)
         optimizer.zero_grad(set_to_none=True)
         losses.mean().backward()
+        if spec.clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(parameters, spec.clip_grad_norm)
         optimizer.step()
         with torch.no_grad():
             correct = (logits[INPUT].argmax(dim=1) == target).cpu().numpy()

@@ -9,6 +9,13 @@ normalised by mean 0.5 and standard deviation 0.5 per channel. ``schedule: onecy
 warm-up over ``warmup_epochs`` then a linear decay to 0) and ``label_smoothing`` serve the fast
 CPU recipe of :data:`FAST_RECIPE`.
 
+Methods (``method``): ``standard`` (cross-entropy of the cropped and flipped image), ``augmix``
+(that image and two AugMix views in one batch: CE + λ·JS, AugMix's Eq. 1), and REVa's
+``reva_minus`` / ``reva`` (REVa §3.2, Eq. 2): the image, two AugMix views and the image's PGD
+counterpart (crafted once on a trained standard model, cropped and flipped as the image is) in
+one batch, loss ``CE(image) + γ·CE(counterpart) + γ·λ·JS(image, view 1, view 2)``; ``reva`` adds
+the targeted corruptions (at one CIFAR-10-C severity at 32 px) to AugMix's operations.
+
 Randomness: the weights come from ``seed`` alone; epoch ``e``'s order, crops and flips from one
 generator keyed by ``(seed, e)`` (:func:`epoch_draws`), drawn for every training image at once,
 so an epoch does not depend on the batch size's last batch, on the device or on a restart. On
@@ -44,14 +51,43 @@ from vcrbench.training.spec import AugMixSettings
 
 SCHEDULES = ("cosine", "onecycle")
 PRECISIONS = ("fp32", "bf16")
-#: Methods a from-scratch entry can use now (REVa's PGD counterparts are not wired here yet).
-SCRATCH_METHODS = ("standard", "augmix")
+#: Methods of a from-scratch entry (module docstring).
+SCRATCH_METHODS = ("standard", "augmix", "reva_minus", "reva")
+#: The methods that train on AugMix views, and those that also train on PGD counterparts.
+AUGMIX_METHODS = ("augmix", "reva_minus", "reva")
+ADVERSARIAL_METHODS = ("reva_minus", "reva")
 #: Stream of the AugMix draws of an epoch (keyed with the seed, epoch, position and view).
 AUGMIX_STREAM = 0xA6A1
 #: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
 COSINE_FLOOR = 1e-6
 CHECKPOINT_FORMAT = TRAINED_FORMAT
 CHECKPOINT_VERSION = TRAINED_VERSION
+
+
+@dataclass(frozen=True)
+class ScratchReva:
+    """REVa's enhancement of a from-scratch training (methods ``reva_minus`` and ``reva``).
+
+    Attributes:
+        targeted: the corruptions added to AugMix's operations (method ``reva``; empty for
+            ``reva_minus``), or ``"auto"`` until the workflow reads them from REVa part 1.
+        severity: the CIFAR-10-C severity (1–5; ImageNet-C's at 224 px) they are applied at.
+        augmix_ops: whether AugMix's nine operations stay in the pool beside them.
+        gamma: γ of REVa's Eq. 2 (the weight of the counterpart's CE and, times λ, of JS).
+    """
+
+    targeted: tuple[str, ...] | str = ()
+    severity: int = 3
+    augmix_ops: bool = True
+    gamma: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.targeted, str):
+            object.__setattr__(self, "targeted", tuple(self.targeted))
+        elif self.targeted != "auto":
+            raise VcrbenchError(f"reva.targeted is {self.targeted!r}: give a list or auto")
+        if not 1 <= self.severity <= 5 or self.gamma < 0:
+            raise VcrbenchError("reva.severity must lie in 1..5 and reva.gamma be >= 0")
 
 
 @dataclass(frozen=True)
@@ -71,11 +107,12 @@ class ScratchRecipe:
         label_smoothing: cross-entropy label smoothing in [0, 1).
         mean, std: per-channel normalisation of [0, 1] pixels.
         precision: ``fp32`` or ``bf16`` (autocast).
-        method: the training method (:data:`SCRATCH_METHODS`): ``standard`` (cross-entropy
-            of the cropped and flipped image) or ``augmix`` (that image and two AugMix views of
-            it in one batch: cross-entropy of the image, label-smoothed as set, + λ · JS of
-            the three; Hendrycks et al. 2020, Eq. 1 and its CIFAR script).
-        augmix: AugMix's settings (method ``augmix`` only; None otherwise).
+        method: the training method (:data:`SCRATCH_METHODS`; module docstring); the
+            cross-entropies are label-smoothed as set.
+        augmix: AugMix's settings (methods of :data:`AUGMIX_METHODS`; None otherwise).
+        reva: REVa's settings (methods of :data:`ADVERSARIAL_METHODS`; None otherwise).
+        clip_grad_norm: bound on the gradient's L2 norm per step, or None (no clipping; the
+            authors' CIFAR REVa script clips at 1.0, AugMix's does not).
         seed: keys the weights and every epoch's draws.
     """
 
@@ -97,6 +134,8 @@ class ScratchRecipe:
     precision: str = "fp32"
     method: str = "standard"
     augmix: AugMixSettings | None = None
+    reva: ScratchReva | None = None
+    clip_grad_norm: float | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -118,27 +157,44 @@ class ScratchRecipe:
             problems.append("warmup_epochs must lie in [0, epochs]")
         if self.crop_padding < 0 or not 0 <= self.label_smoothing < 1:
             problems.append("crop_padding must be >= 0 and label_smoothing in [0, 1)")
+        if self.clip_grad_norm is not None and not self.clip_grad_norm > 0:
+            problems.append("clip_grad_norm must be > 0 or None")
         if len(self.mean) != 3 or len(self.std) != 3 or min(self.std) <= 0:
             problems.append("mean and std need three values, std > 0")
         if self.precision not in PRECISIONS:
             problems.append(f"precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
         if self.method not in SCRATCH_METHODS:
             problems.append(f"method {self.method!r}: from-scratch training supports "
-                            f"{', '.join(SCRATCH_METHODS)} so far")
-        elif (self.method == "augmix") != (self.augmix is not None):
-            problems.append(f"method {self.method} "
-                            f"{'needs' if self.method == 'augmix' else 'takes no'} augmix "
-                            "settings")
+                            f"{', '.join(SCRATCH_METHODS)}")
+        else:
+            for settings, methods in (("augmix", AUGMIX_METHODS),
+                                      ("reva", ADVERSARIAL_METHODS)):
+                if (self.method in methods) != (getattr(self, settings) is not None):
+                    problems.append(f"method {self.method} "
+                                    f"{'needs' if self.method in methods else 'takes no'} "
+                                    f"{settings} settings")
+            if self.reva is not None and self.reva.targeted != "auto":
+                if self.method == "reva" and not self.reva.targeted:
+                    problems.append("method reva needs targeted corruptions")
+                if self.method == "reva_minus" and self.reva.targeted:
+                    problems.append("method reva_minus takes no targeted corruptions (it is "
+                                    "REVa with AugMix's operations only)")
+                if not self.reva.targeted and not self.reva.augmix_ops:
+                    problems.append("the AugMix pool is empty (no targeted corruption and "
+                                    "reva.augmix_ops false)")
         if problems:
             raise VcrbenchError("training recipe: " + "; ".join(problems))
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain dict (tuples as lists), stored in every checkpoint; without ``augmix`` when
-        it is None, so that a standard recipe's dict (a workflow parameter) is what it was
-        before methods existed."""
+        """Plain dict (tuples as lists), stored in every checkpoint; without ``augmix``,
+        ``reva`` and ``clip_grad_norm`` when None, so that a standard recipe's dict (a workflow
+        parameter) is what it was before they existed."""
         values = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-        if values["augmix"] is None:
-            del values["augmix"]
+        for settings in ("augmix", "reva", "clip_grad_norm"):
+            if values[settings] is None:
+                del values[settings]
+        if "reva" in values and not isinstance(values["reva"]["targeted"], str):
+            values["reva"]["targeted"] = list(values["reva"]["targeted"])
         return values
 
     @classmethod
@@ -152,7 +208,16 @@ class ScratchRecipe:
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
         if isinstance(values.get("augmix"), Mapping):
             values["augmix"] = AugMixSettings(**values["augmix"])
+        if isinstance(values.get("reva"), Mapping):
+            values["reva"] = ScratchReva(**values["reva"])
         return cls(**values)
+
+    def with_targeted(self, targeted: list[str] | tuple[str, ...]) -> ScratchRecipe:
+        """The recipe with REVa's ``targeted: auto`` replaced by the corruptions part 1 found
+        (a recipe with a list is returned as it is)."""
+        if self.reva is None or self.reva.targeted != "auto":
+            return self
+        return replace(self, reva=replace(self.reva, targeted=tuple(targeted)))
 
 
 #: The fast CPU recipe of ``fastnet`` (``benchmarks/bench_cifar_train.py`` measures it): large
@@ -228,9 +293,26 @@ def normalise(images: torch.Tensor, recipe: ScratchRecipe) -> torch.Tensor:
     return ((x - mean) / std).contiguous(memory_format=torch.channels_last)
 
 
+def augmix_pool(recipe: ScratchRecipe, side: int) -> tuple[tuple[str, ...], dict]:
+    """The operation pool of the recipe's AugMix views and its corruption operations: AugMix's
+    nine, plus (method ``reva``) the targeted corruptions at ``recipe.reva.severity``, with
+    CIFAR-10-C's constants at ``side`` 32 (:func:`vcrbench.corruptions.imagenet_c_samples`)."""
+    from vcrbench.training.augmix import AUGMIX_OPS, CorruptionOp
+
+    reva = recipe.reva
+    if recipe.method != "reva":
+        return AUGMIX_OPS, {}
+    if reva.targeted == "auto":
+        raise VcrbenchError("reva.targeted auto has not been resolved from REVa part 1's groups "
+                            "(ScratchRecipe.with_targeted)")
+    corruptions = {name: CorruptionOp.at(name, reva.severity, side=side)
+                   for name in reva.targeted}
+    return (AUGMIX_OPS if reva.augmix_ops else ()) + tuple(corruptions), corruptions
+
+
 def augmix_training_views(recipe: ScratchRecipe, batch: torch.Tensor, epoch: int,
                           positions: range) -> list[torch.Tensor]:
-    """The two AugMix views of a training batch (method ``augmix``).
+    """The two AugMix views of a training batch (the methods of :data:`AUGMIX_METHODS`).
 
     Args:
         batch: (B, H, W, 3) uint8, the cropped and flipped images at ``positions`` (their places
@@ -239,16 +321,17 @@ def augmix_training_views(recipe: ScratchRecipe, batch: torch.Tensor, epoch: int
         two (B, H, W, 3) uint8 views; view ``v`` of position ``p`` is drawn from the generator
         keyed by ``(seed, epoch, AUGMIX_STREAM, p, v)``, so it does not depend on the batch.
     """
-    from vcrbench.training.augmix import AUGMIX_OPS, draw_augmix
+    from vcrbench.training.augmix import draw_augmix
     from vcrbench.training.augmix_batch import augmix_views
 
+    pool, corruptions = augmix_pool(recipe, int(batch.shape[1]))
     chw = batch.permute(0, 3, 1, 2)
     views = []
     for v in range(2):
         draws = [draw_augmix(np.random.default_rng(np.random.SeedSequence(
-                     [recipe.seed, epoch, AUGMIX_STREAM, p, v])), AUGMIX_OPS, recipe.augmix)
+                     [recipe.seed, epoch, AUGMIX_STREAM, p, v])), pool, recipe.augmix)
                  for p in positions]
-        views.append(augmix_views(chw, draws).permute(0, 2, 3, 1))
+        views.append(augmix_views(chw, draws, corruptions).permute(0, 2, 3, 1))
     return views
 
 
@@ -279,13 +362,16 @@ def new_state(recipe: ScratchRecipe, device: str | torch.device = "cpu") -> Trai
 
 
 def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor,
-                on_step: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                on_step: Callable[[int, int], None] | None = None,
+                adversarial: torch.Tensor | None = None) -> dict[str, Any]:
     """Train the next epoch of ``state`` in place and return its log row.
 
     Args:
         images: (N, 32, 32, 3) uint8 on the training device.
         labels: (N,) int64 on the same device.
         on_step: called with (step in epoch, steps in epoch) after each step.
+        adversarial: (N, 32, 32, 3) uint8 PGD counterparts, row ``i`` of image ``i`` (the
+            methods of :data:`ADVERSARIAL_METHODS` only); cropped and flipped as the image.
     Returns:
         ``epoch``, ``lr`` (at the epoch's last step), ``loss`` (the method's, per image) and
         ``accuracy`` (of the cropped and flipped images as they were seen, before each step;
@@ -294,6 +380,13 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
     recipe, model, optimizer = state.recipe, state.model, state.optimizer
     if state.epoch >= recipe.epochs:
         raise VcrbenchError(f"all {recipe.epochs} epochs are already trained")
+    needs = recipe.method in ADVERSARIAL_METHODS
+    if needs != (adversarial is not None):
+        raise VcrbenchError(f"method {recipe.method} "
+                            f"{'needs' if needs else 'takes no'} PGD counterparts")
+    if needs and adversarial.shape != images.shape:
+        raise VcrbenchError(f"the PGD counterparts have shape {tuple(adversarial.shape)}, the "
+                            f"images {tuple(images.shape)}; craft them for these images")
     epoch = state.epoch + 1
     device = images.device
     n = len(labels)
@@ -315,11 +408,15 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         batch = augment(images[index], dx[positions], dy[positions], flip[positions],
                         recipe.crop_padding)
         y = labels[index]
-        if recipe.method == "augmix":
+        if recipe.method in AUGMIX_METHODS:
             # AugMix's CIFAR script: the image and its two views in one batch (shared batch
-            # statistics), the loss on the image's logits plus the consistency of all three
+            # statistics), the loss on the image's logits plus the consistency of all three;
+            # REVa's methods add the counterpart, cropped and flipped as the image
             views = augmix_training_views(recipe, batch, epoch,
                                           range(positions.start, positions.start + len(y)))
+            if needs:
+                views.append(augment(adversarial[index], dx[positions], dy[positions],
+                                     flip[positions], recipe.crop_padding))
             batch = torch.cat([batch, *views])
         x = normalise(batch, recipe)
         lr = learning_rate(recipe, (epoch - 1) * per_epoch + step, total)
@@ -327,13 +424,20 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
             group["lr"] = lr
         with _autocast(recipe, device):
             all_logits = model(x).float()
-        logits = all_logits[:len(y)]
+        parts = all_logits.split(len(y))
+        logits = parts[0]
         loss = criterion(logits, y)
-        if recipe.method == "augmix":
-            probabilities = [part.softmax(1) for part in all_logits.split(len(y))]
-            loss = loss + recipe.augmix.lam * jensen_shannon(probabilities).sum()
+        if recipe.method in AUGMIX_METHODS:
+            consistency = recipe.augmix.lam * jensen_shannon(
+                [part.softmax(1) for part in parts[:3]]).sum()
+            if needs:  # REVa's Eq. 2
+                gamma = recipe.reva.gamma
+                consistency = gamma * (criterion(parts[3], y) + consistency)
+            loss = loss + consistency
         optimizer.zero_grad(set_to_none=True)
         (loss / len(y)).backward()
+        if recipe.clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_grad_norm)
         optimizer.step()
         loss_sum += loss.detach().double()
         correct += (logits.detach().argmax(1) == y).sum()

@@ -15,8 +15,14 @@ from vcrbench.data.datasets import (
 )
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.cifar import input_size
-from vcrbench.training.scratch import FAST_RECIPE, SCRATCH_METHODS, ScratchRecipe
-from vcrbench.training.spec import AugMixSettings
+from vcrbench.training.scratch import (
+    ADVERSARIAL_METHODS,
+    AUGMIX_METHODS,
+    FAST_RECIPE,
+    ScratchRecipe,
+    ScratchReva,
+)
+from vcrbench.training.spec import AugMixSettings, regime_of, resolve_clip
 
 #: Where the unset recipe keys of an entry come from (``preset``).
 PRESETS: dict[str, dict[str, Any]] = {
@@ -32,18 +38,44 @@ def recipe_of_entry(entry: Mapping[str, Any], run_seed: int) -> ScratchRecipe:
     seed when the entry's is null)."""
     seed = run_seed if entry["seed"] is None else entry["seed"]
     values = {**PRESETS[entry["preset"]], **entry["recipe"]}
+    values["clip_grad_norm"] = resolve_clip(values.get("clip_grad_norm", "auto"),
+                                            entry["method"], regime_of(entry["data"]))
     return ScratchRecipe.from_dict({**values, "architecture": entry["architecture"],
                                     "classes": label_space(entry["data"]).classes,
                                     "method": entry["method"],
-                                    "augmix": augmix_settings(entry), "seed": seed})
+                                    "augmix": augmix_settings(entry),
+                                    "reva": reva_settings(entry), "seed": seed})
 
 
 def augmix_settings(entry: Mapping[str, Any]) -> AugMixSettings | None:
-    """The AugMix settings of an ``augmix`` entry (its ``augmix`` keys over AugMix's CIFAR
-    defaults), None for other methods."""
-    if entry["method"] != "augmix":
+    """The AugMix settings of an entry of an AugMix method (its ``augmix`` keys over AugMix's
+    defaults; ``severity: auto`` is 3 on CIFAR data), None for other methods."""
+    if entry["method"] not in AUGMIX_METHODS:
         return None
-    return AugMixSettings.from_config(entry.get("augmix") or {})
+    return AugMixSettings.from_config(entry.get("augmix") or {}, regime_of(entry["data"]))
+
+
+def reva_settings(entry: Mapping[str, Any]) -> ScratchReva | None:
+    """REVa's settings of a ``reva_minus`` / ``reva`` entry (``reva_minus`` targets nothing),
+    None for other methods; ``targeted`` may still be ``"auto"``."""
+    if entry["method"] not in ADVERSARIAL_METHODS:
+        return None
+    reva = entry.get("reva") or {}
+    targeted = reva.get("targeted", "auto") if entry["method"] == "reva" else ()
+    return ScratchReva(targeted=targeted, severity=reva.get("severity", 3),
+                       augmix_ops=reva.get("augmix_ops", True), gamma=reva.get("gamma", 0.5))
+
+
+def pgd_identity(entry: Mapping[str, Any], run_seed: int) -> tuple:
+    """What a REVa entry's PGD counterparts depend on: the standard entry, the training images,
+    the PGD settings (without the shard size) and the seed. Entries with the same identity
+    share one crafting."""
+    import json
+
+    pgd = {k: v for k, v in entry["reva"]["pgd"].items() if k != "shard_size"}
+    seed = run_seed if entry["seed"] is None else entry["seed"]
+    return (entry["reva"]["standard"], json.dumps(entry["data"], sort_keys=True),
+            json.dumps(pgd, sort_keys=True), seed)
 
 
 def trained_names(config: Mapping[str, Any]) -> list[str]:
@@ -66,12 +98,6 @@ def check_train(config: Mapping[str, Any]) -> None:
         if names.count(entry["name"]) > 1 or entry["name"] in finetuned:
             raise VcrbenchError(f"{where}: the name is used by another train or finetune entry "
                                 "(both write results/<run>/models/<name>/); rename one")
-        if entry["method"] not in SCRATCH_METHODS:
-            raise VcrbenchError(
-                f"{where}.method is {entry['method']}; training from scratch supports "
-                f"{', '.join(SCRATCH_METHODS)} so far (REVa's PGD counterparts are built for "
-                "fine-tuning only: use a finetune entry, or method: standard / augmix)"
-            )
         data = entry["data"]
         check_dataset(data, f"train[{i}].data")
         space = label_space(data)
@@ -102,6 +128,8 @@ def check_train(config: Mapping[str, Any]) -> None:
             recipe_of_entry(entry, config["seed"])
         except VcrbenchError as error:
             raise VcrbenchError(f"{where}: {error}") from None
+        if entry["method"] in ADVERSARIAL_METHODS:
+            check_reva_entry(config, entry, where, side)
         training = {e.path for e in list_entries_from_config(data)}
         shared = [path for path in evaluated if path in training]
         if shared:
@@ -115,3 +143,47 @@ def check_train(config: Mapping[str, Any]) -> None:
                 f"config: models[{i}] {name!r} names no train entry (entries: "
                 f"{', '.join(names) or 'none'}); add one with name: {name[len(TRAINED_PREFIX):]}"
             )
+
+
+def check_reva_entry(config: Mapping[str, Any], entry: Mapping[str, Any], where: str,
+                     side: int) -> None:
+    """A ``reva_minus`` / ``reva`` entry: its standard model is another train entry of method
+    standard on the same training images; listed targeted corruptions have CIFAR-10-C (at
+    32 px) or ImageNet-C severities at the entry's side; ``targeted: auto`` needs REVa part 1
+    to validate the standard model."""
+    from vcrbench.corruptions import imagenet_c_samples
+
+    reva = entry["reva"]
+    entries = {e["name"]: e for e in config.get("train", [])}
+    standard = entries.get(reva["standard"])
+    if standard is None or standard is entry:
+        raise VcrbenchError(
+            f"{where}.reva.standard is {reva['standard']!r}; name the train entry (method "
+            f"standard, the same data) whose model crafts the PGD counterparts (entries: "
+            f"{', '.join(n for n in entries if n != entry['name']) or 'none'})"
+        )
+    if standard["method"] != "standard" or standard["data"] != entry["data"]:
+        raise VcrbenchError(
+            f"{where}.reva.standard {reva['standard']!r} must be trained with method standard "
+            "on the same data as this entry (REVa crafts the counterparts of the training "
+            "images on the standard model trained on them)"
+        )
+    if entry["method"] != "reva":
+        return
+    targeted = reva["targeted"]
+    if targeted == "auto":
+        model = f"{TRAINED_PREFIX}{reva['standard']}"
+        validated = config["reva"]["models"]
+        if not config["reva"]["enabled"] or (validated is not None and model not in validated):
+            raise VcrbenchError(
+                f"{where}.reva.targeted is auto, which reads the non-robust corruptions of "
+                f"REVa part 1 of {model}, but part 1 does not validate it (reva.enabled, "
+                "reva.models); enable it or list the corruptions in reva.targeted"
+            )
+        return
+    for name in targeted:
+        try:
+            imagenet_c_samples(name, side)
+        except (KeyError, VcrbenchError) as error:
+            raise VcrbenchError(f"{where}.reva.targeted: {name!r}: {error}") from None
+

@@ -86,6 +86,31 @@ def test_command_line_strings_are_coerced_to_the_schema_types():
         validate_config({"sampling": {"n": "many"}})
 
 
+def test_keys_with_alternatives_are_coerced_and_explained():
+    """Keys that take ``auto`` or a value (anyOf): command-line strings become the value's type,
+    and a bad value is answered with every alternative."""
+    entry = {"name": "ft", "base": "efficientnet-lite0",
+             "train": {"source": "imagefolder", "path": str(REPO / "tests" / "assets")},
+             "method": "augmix"}
+    filled = validate_config({"finetune": [{**entry, "augmix": {"severity": "2"},
+                                            "clip_grad_norm": "null",
+                                            "geometry": {"flip": "false"}}]})["finetune"][0]
+    assert (filled["augmix"]["severity"], filled["clip_grad_norm"]) == (2.0, None)
+    assert filled["geometry"]["flip"] is False
+    assert validate_config({"finetune": [entry]})["finetune"][0]["augmix"]["severity"] == "auto"
+    for bad, message in (
+        ({"augmix": {"severity": "high"}},
+         "'finetune[0].augmix.severity' is 'high'; allowed: auto; a number >= 0.1 and <= 10"),
+        ({"clip_grad_norm": -1},
+         "'finetune[0].clip_grad_norm' is -1; allowed: auto; a number > 0; null"),
+        ({"reva": {"pgd": {"eps": 2}}},
+         "'finetune[0].reva.pgd.eps' is 2; allowed: auto; a number > 0 and <= 1"),
+    ):
+        with pytest.raises(VcrbenchError) as error:
+            validate_config({"finetune": [{**entry, **bad}]})
+        assert message in str(error.value)
+
+
 #: Any existing folder passes the config check (its images are read at run time).
 LABELLED = {"source": "imagefolder", "path": str(REPO / "tests" / "assets")}
 FINETUNE_ENTRY = {"name": "ft", "base": "efficientnet-lite0", "train": LABELLED}

@@ -38,7 +38,8 @@ def test_reva_is_off_by_default_and_its_defaults_are_the_papers():
                                 "unstable_fraction": 0.3, "shard_size": 1000}
     assert reva["attacks"]["names"] == ["fgsm", "bim", "pgd", "rfgsm", "mifgsm", "uap"]
     assert reva["attacks"]["source"] is None
-    assert reva["groups"] == {"rule": "worst-per-category", "threshold": 2.0}
+    assert reva["groups"] == {"rule": "worst-per-category", "threshold": 2.0,
+                              "attacks": "non-robust"}
 
 
 def test_the_sample_config_plans_207_evaluation_793_pool_and_207_weak_images(config):
@@ -125,11 +126,27 @@ def compared(config) -> dict:
     and their comparison."""
     train = dict(config["reva"]["train"])
     config["finetune"] = [{"name": m.partition(":")[2], "base": "efficientnet-lite0",
-                           "train": dict(train)} for m in COMPARED.values()]
+                           "train": dict(train), "geometry": {"crop": "resized", "flip": True}}
+                          for m in COMPARED.values()]
     config["reva"]["comparison"] = {"methods": dict(COMPARED),
                                     "baselines": ["Standard", "AugMix", "REVa⁻"],
                                     "transfer_from": "Standard"}
     return config
+
+
+def test_compared_methods_must_crop_and_flip_alike(compared):
+    # auto: the AugMix methods crop and flip (the authors' ImageNet pipeline), standard does not
+    for entry, method in zip(compared["finetune"], ["standard", "augmix", "reva_minus", "reva"],
+                             strict=True):
+        entry["method"] = method
+        del entry["geometry"]
+    compared["finetune"][-1]["reva"] = {"targeted": ["gaussian_noise"]}
+    _refused(compared, "reva.comparison", "Standard: crop none, flip False",
+             "AugMix: crop resized (scale 0.08-1), flip True", "geometry")
+    compared["finetune"][0]["geometry"] = {"crop": "resized", "flip": True}
+    assert reva_plan(validate_config(compared)).comparison is not None
+    compared["finetune"][1]["geometry"] = {"scale": [0.5, 1.0]}
+    _refused(compared, "reva.comparison", "AugMix: crop resized (scale 0.5-1)")
 
 
 def test_no_comparison_by_default(config):

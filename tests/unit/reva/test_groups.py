@@ -1,5 +1,6 @@
 """The groups: the worst-per-category rule on the paper's own Table 1 selects its highlighted
-cells; the threshold rule; ties and nulls; the categories."""
+cells (corruptions); every attack non-robust by default (the paper's §4.3.2), or by the rules;
+the threshold rule; ties and nulls; the categories."""
 
 from __future__ import annotations
 
@@ -88,14 +89,17 @@ def test_groups_table_applies_both_rules_per_model_and_measure():
         "measure": ["severity"] * 4 + ["continuous"] * 2 + ["severity"],
         "value": [3.0, 2.5, 1.5, None, 1.0, 4.0, 0.5],
     })
-    table = groups_table(relative, rule="threshold", threshold=2.0).to_pylist()
+    table = groups_table(relative, rule="threshold", threshold=2.0,
+                         attacks="by-rule").to_pylist()
     flags = {(r["model"], r["perturbation"], r["measure"], r["rule"]): r["non_robust"]
              for r in table}
     assert flags[("m", "gaussian_noise", "severity", "worst-per-category")] is True
     assert flags[("m", "shot_noise", "severity", "worst-per-category")] is False
     assert flags[("m", "shot_noise", "severity", "threshold")] is True
-    # the attacks form their own category; a null value is neither robust nor non-robust
+    # by-rule: the attacks form their own category; a null value is neither robust nor
+    # non-robust
     assert flags[("m", "fgsm", "severity", "worst-per-category")] is True
+    assert flags[("m", "fgsm", "severity", "threshold")] is False
     assert flags[("m", "pgd", "severity", "worst-per-category")] is None
     assert flags[("m", "pgd", "severity", "threshold")] is None
     # measures and models are ranked apart
@@ -107,11 +111,50 @@ def test_groups_table_applies_both_rules_per_model_and_measure():
     assert len(table) == 2 * relative.num_rows
 
 
+def _attack_rows(values):
+    return pa.table({
+        "model": ["m"] * (2 + len(values)),
+        "kind": ["corruption"] * 2 + ["attack"] * len(values),
+        "perturbation": ["gaussian_noise", "shot_noise", *(f"a{i}" for i in range(len(values)))],
+        "category": ["noise"] * 2 + ["adversarial"] * len(values),
+        "measure": ["severity"] * (2 + len(values)),
+        "value": [3.0, 2.5, *values],
+    })
+
+
+@pytest.mark.parametrize("rule", ["worst-per-category", "threshold"])
+def test_every_attack_is_non_robust_by_default_as_the_paper_says(rule):
+    # REVa §4.3.2: "all the considered adversarial perturbations fall in the non-robust group",
+    # whatever their relative errors (here below the threshold and below the worst attack)
+    table = groups_table(_attack_rows([1.5, 0.5, 9.0, None]), rule=rule).to_pylist()
+    for name in ("worst-per-category", "threshold"):
+        attacks = [r["non_robust"] for r in table if r["kind"] == "attack" and r["rule"] == name]
+        assert attacks == [True, True, True, None], name
+    # the corruptions keep their rules
+    corruptions = {(r["perturbation"], r["rule"]): r["non_robust"] for r in table
+                   if r["kind"] == "corruption"}
+    assert corruptions == {("gaussian_noise", "worst-per-category"): True,
+                           ("shot_noise", "worst-per-category"): False,
+                           ("gaussian_noise", "threshold"): True,
+                           ("shot_noise", "threshold"): True}
+
+
+def test_attacks_by_rule_keep_the_worst_attack_only():
+    table = groups_table(_attack_rows([1.5, 0.5, 9.0]), attacks="by-rule").to_pylist()
+    worst = [r["non_robust"] for r in table
+             if r["kind"] == "attack" and r["rule"] == "worst-per-category"]
+    above = [r["non_robust"] for r in table if r["kind"] == "attack" and r["rule"] == "threshold"]
+    assert worst == [False, False, True]
+    assert above == [False, False, True]
+
+
 def test_bad_rules_are_refused():
     empty = pa.table({"model": [], "kind": [], "perturbation": [], "category": [],
                       "measure": [], "value": pa.array([], pa.float64())})
     with pytest.raises(VcrbenchError, match="reva.groups.rule"):
         groups_table(empty, rule="worst")
+    with pytest.raises(VcrbenchError, match="reva.groups.attacks.*non-robust"):
+        groups_table(empty, attacks="all")
     with pytest.raises(VcrbenchError, match="reva.groups.threshold"):
         groups_table(empty, threshold=float("nan"))
     assert groups_table(empty).num_rows == 0

@@ -13,7 +13,7 @@ from scipy import stats
 from vcrbench.core.tables import write_table
 from vcrbench.curves.resampling import unit_weights
 from vcrbench.errors import VcrbenchError
-from vcrbench.reva.comparison import comparison_tables
+from vcrbench.reva.comparison import class_overlap_text, comparison_tables
 from vcrbench.reva.inputs import load_comparison_inputs
 
 SEED, B = 5, 30
@@ -233,3 +233,33 @@ def test_a_baseline_that_is_not_a_method_is_refused(run):
         comparison_tables(methods=methods, baselines=["Cutout"], transfer_from="Standard",
                           index=truth["index"], summary=EMPTY_SUMMARY, seed=SEED, n_boot=B,
                           min_units=10)
+
+
+def test_the_report_says_first_when_training_and_evaluation_classes_are_disjoint(run):
+    evaluated = sorted(set(LABELS.values()))
+    other = [c + 500 for c in evaluated]
+    tables, text = _compare(run, training_labels={"AugMix": other, "REVa": other[:2]})
+    lines = text.splitlines()
+    assert lines[0] == "# REVa: comparison of training methods"
+    assert lines[2] == "## Limitation: the training and evaluation classes are disjoint"
+    assert lines[4].startswith("Read this first: the fine-tuned methods (AugMix, REVa) were "
+                               f"trained on images of {len(other)} classes; the labelled "
+                               f"evaluation images are of {len(evaluated)} classes")
+    assert text.index("## Limitation") < text.index("Methods:") < text.index("## Summary")
+    # the tables do not change with the note
+    plain, _ = _compare(run)
+    assert all(tables[k].equals(plain[k]) for k in plain)
+    # part of the classes, all of them, none given
+    _, partial = _compare(run, training_labels={"AugMix": [evaluated[0], *other]})
+    assert (f"1 of the {len(evaluated)} evaluation classes are among the training classes"
+            in partial and "## Note: the training classes cover only part" in partial)
+    _, covered = _compare(run, training_labels={"AugMix": [*evaluated, -1]})
+    assert "all of them among the training classes" in covered and "Limitation" not in covered
+    assert "Limitation" not in _compare(run)[1] and "Classes:" not in _compare(run)[1]
+
+
+def test_class_overlap_text_counts_classes_not_images():
+    assert class_overlap_text({}, [1, 2]) == []
+    heading, body = class_overlap_text({"A": [5, 5, 6], "B": [7]}, [1, 1, 2, -1])
+    assert heading.startswith("## Limitation")
+    assert "images of 3 classes; the labelled evaluation images are of 2 classes" in body

@@ -214,15 +214,24 @@ def test_groups_and_r_weak_vs_all_follow(inputs):
     chosen = [g for g in groups if g["chosen"]]
     assert {g["rule"] for g in chosen} == {"worst-per-category"}
     worst = {(g["perturbation"], g["measure"]) for g in chosen if g["non_robust"]}
-    fgsm, pgd = (r["value"] for r in relative if r["kind"] == "attack")
-    assert (("pgd" if pgd >= fgsm else "fgsm"), "severity") in worst
+    # every attack is non-robust (the paper, §4.3.2), under both rules
+    assert {("fgsm", "severity"), ("pgd", "severity")} <= worst
+    assert all(g["non_robust"] for g in groups if g["kind"] == "attack")
     # one category per measure for fog/gaussian_noise (weather vs noise): each is its worst
     assert {("fog", "severity"), ("gaussian_noise", "severity"), ("fog", "continuous"),
             ("hue_saturation_value", "continuous")} <= worst
     threshold = {(g["perturbation"], g["measure"]): g["non_robust"] for g in groups
                  if g["rule"] == "threshold"}
     assert all(threshold[(r["perturbation"], r["measure"])] == (r["value"] > 2.0)
-               for r in relative)
+               for r in relative if r["kind"] == "corruption")
+    # reva.groups.attacks: by-rule ranks the attacks as one category (the worst one only)
+    by_rule, text = reva_tables(**dict(inputs, groups={**inputs["groups"], "attacks": "by-rule"}))
+    fgsm, pgd = (r["value"] for r in relative if r["kind"] == "attack")
+    worst_attacks = {g["perturbation"] for g in by_rule["groups"].to_pylist()
+                     if g["kind"] == "attack" and g["chosen"] and g["non_robust"]}
+    assert worst_attacks == ({"pgd"} if pgd > fgsm else {"fgsm"} if fgsm > pgd
+                             else {"fgsm", "pgd"})
+    assert "the attacks by the same rule" in text
     weak_vs_all = tables["r-weak-vs-all"].to_pylist()
     assert [(r["corruption"], r["metric"]) for r in weak_vs_all] == [
         ("fog", "accuracy"), ("hue_saturation_value", "accuracy")]

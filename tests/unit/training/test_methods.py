@@ -367,13 +367,45 @@ def test_method_settings_get_their_defaults():
     config = validate_config({"finetune": [{**ENTRY, "method": "reva",
                                             "reva": {"targeted": ["frost"]}}]})
     entry = config["finetune"][0]
-    assert entry["augmix"] == {"width": 3, "depth": None, "alpha": 1.0, "severity": 3,
+    assert entry["augmix"] == {"width": 3, "depth": None, "alpha": 1.0, "severity": "auto",
                                "lambda": 12}
     assert entry["reva"]["gamma"] == 0.5 and entry["reva"]["severity"] == 3
-    assert entry["reva"]["pgd"] == {"eps": 8 / 255, "alpha": 2 / 255, "steps": 40,
+    assert entry["reva"]["pgd"] == {"eps": "auto", "alpha": "auto", "steps": 40,
                                     "random_start": True, "recraft": False, "shard_size": 100}
+    assert entry["geometry"] == {"crop": "auto", "padding": 4, "scale": [0.08, 1.0],
+                                 "flip": "auto", "adversarial": "auto"}
+    assert entry["clip_grad_norm"] == "auto"
     spec = TrainingSpec.from_config(entry, 0)
     assert spec.reva.targeted == ("frost",) and spec.augmix.lam == 12.0
+    # ImageNet-labelled training images: the authors' ImageNet-100 script (AugMix severity 1,
+    # PGD 4/255 with step 1/255, random resized crops and flips, the counterpart cropped and
+    # flipped on its own draws, no clipping)
+    assert spec.augmix.severity == 1.0
+    assert (spec.reva.pgd.eps, spec.reva.pgd.alpha) == (4 / 255, 1 / 255)
+    assert (spec.crop, spec.crop_scale, spec.flip, spec.adversarial_geometry) == (
+        "resized", (0.08, 1.0), True, "independent")
+    assert spec.clip_grad_norm is None
+    # CIFAR-labelled ones: the authors' CIFAR script (severity 3, 8/255 and 2/255, pad-4 crops
+    # and flips, the counterpart as crafted, gradient norm clipped at 1)
+    cifar = TrainingSpec.from_config({**entry, "train": {"source": "cifar10", "path": "data"}}, 0)
+    assert cifar.augmix.severity == 3.0
+    assert (cifar.reva.pgd.eps, cifar.reva.pgd.alpha) == (8 / 255, 2 / 255)
+    assert (cifar.crop, cifar.crop_padding, cifar.flip, cifar.adversarial_geometry) == (
+        "pad", 4, True, "none")
+    assert cifar.clip_grad_norm == 1.0
+    # explicit values are kept
+    explicit = {**entry, "augmix": {**entry["augmix"], "severity": 2.5},
+                "reva": {**entry["reva"], "pgd": {**entry["reva"]["pgd"], "eps": 0.01}},
+                "geometry": {"crop": "none", "flip": False}, "clip_grad_norm": None}
+    spec = TrainingSpec.from_config(explicit, 0)
+    assert (spec.augmix.severity, spec.reva.pgd.eps, spec.reva.pgd.alpha) == (2.5, 0.01, 1 / 255)
+    assert (spec.crop, spec.flip, spec.clip_grad_norm) == ("none", False, None)
+    # standard (the VCR / NOC fine-tuning): no crop, flip or clipping by default, and the
+    # checkpoint's settings keep the keys they had before these existed
+    standard = TrainingSpec.from_config(validate_config({"finetune": [ENTRY]})["finetune"][0], 0)
+    assert (standard.crop, standard.flip, standard.clip_grad_norm) == ("none", False, None)
+    assert not {"crop", "flip", "clip_grad_norm", "crop_scale"} & set(standard.as_dict())
+    assert TrainingSpec.from_config(entry, 0).as_dict()["crop_scale"] == [0.08, 1.0]
     assert validate_config({"finetune": [ENTRY]})["finetune"][0]["method"] == "standard"
     auto = {**entry, "reva": {**entry["reva"], "targeted": "auto"}}
     with pytest.raises(VcrbenchError, match="targeted is auto"):
@@ -392,6 +424,16 @@ def test_method_settings_get_their_defaults():
         ({"method": "reva"}, "targeted is auto, which reads .* reva.enabled is false"),
         ({"method": "adversarial"}, "finetune\\[0\\].method"),
         ({"method": "reva", "reva": {"severity": 6}}, "finetune\\[0\\].reva.severity"),
+        ({"method": "augmix", "augmix": {"severity": 11}}, "finetune\\[0\\].augmix.severity"),
+        ({"method": "augmix", "augmix": {"severity": "high"}},
+         "finetune\\[0\\].augmix.severity"),
+        ({"method": "augmix", "geometry": {"crop": "random"}},
+         "'finetune\\[0\\].geometry.crop' is 'random'; allowed values: auto, none, pad, resized"),
+        ({"method": "augmix", "geometry": {"scale": [0.5, 0.2]}},
+         "finetune\\[0\\] \\(ft\\): geometry: scale must be \\[lo, hi\\] with 0 < lo <= hi"),
+        ({"method": "augmix", "clip_grad_norm": 0}, "finetune\\[0\\].clip_grad_norm"),
+        ({"method": "reva_minus", "reva": {"pgd": {"eps": "large"}}},
+         "finetune\\[0\\].reva.pgd.eps"),
     ],
 )
 def test_bad_method_settings_are_named(entry, message):

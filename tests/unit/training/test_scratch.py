@@ -120,8 +120,8 @@ def test_checkpoint_of_other_settings_is_refused(tmp_path) -> None:
 
 
 def test_bad_recipe_names_every_problem() -> None:
-    with pytest.raises(VcrbenchError, match="schedule 'step'.*method 'reva'"):
-        _recipe(schedule="step", method="reva")
+    with pytest.raises(VcrbenchError, match="schedule 'step'.*method 'sgd'"):
+        _recipe(schedule="step", method="sgd")
     with pytest.raises(VcrbenchError, match=r"unknown keys \['learning_rate'\]"):
         ScratchRecipe.from_dict({"architecture": "fastnet", "classes": 10,
                                  "learning_rate": 0.1})
@@ -195,3 +195,151 @@ def test_augmix_settings_go_with_the_augmix_method_only() -> None:
     recipe = _augmix_recipe()
     assert ScratchRecipe.from_dict(recipe.as_dict()) == recipe
     assert "augmix" not in _recipe().as_dict()
+
+
+def _reva_recipe(method: str = "reva_minus", targeted=(), **changes) -> ScratchRecipe:
+    from vcrbench.training.scratch import ScratchReva
+    from vcrbench.training.spec import AugMixSettings
+
+    return _recipe(method=method, augmix=AugMixSettings(), reva=ScratchReva(targeted=targeted),
+                   **changes)
+
+
+def _counterparts(images: torch.Tensor) -> torch.Tensor:
+    """Stand-ins for PGD counterparts: the images moved by a fixed ±8 grey-level pattern."""
+    rng = np.random.default_rng(11)
+    delta = torch.as_tensor(rng.choice([-8, 8], images.shape[1:]), dtype=torch.int16)
+    return (images.to(torch.int16) + delta).clamp(0, 255).to(torch.uint8)
+
+
+def test_reva_loss_is_eq2_of_image_counterpart_and_views() -> None:
+    """REVa's Eq. 2 recomputed by hand from the same model: CE(image) + γ·CE(counterpart) +
+    γ·λ·JS(image, view 1, view 2), the four parts in one batch."""
+    from vcrbench.training.scratch import augmix_training_views, normalise
+
+    images, labels = _toy_data(24)
+    adversarial = _counterparts(images)
+    recipe = _reva_recipe(epochs=1, batch_size=24, crop_padding=0, flip=False)
+    model = new_state(recipe).model
+    model.train()
+    order = torch.as_tensor(epoch_draws(recipe, 24, 1).order)
+    batch, y = images[order], labels[order]
+    views = augmix_training_views(recipe, batch, 1, range(24))
+    with torch.no_grad():
+        logits = model(normalise(torch.cat([batch, *views, adversarial[order]]), recipe)).double()
+    p = [part.softmax(1) for part in logits.split(24)]
+    mixture = torch.clamp(sum(p[:3]) / 3, 1e-7, 1)
+    js = sum((q * (torch.log(q) - torch.log(mixture))).sum(1) for q in p[:3]) / 3
+    rows = torch.arange(24)
+    ce, ce_adv = -torch.log(p[0][rows, y]), -torch.log(p[3][rows, y])
+    expected = float((ce + 0.5 * ce_adv + 0.5 * 12.0 * js).mean())
+    row = train_epoch(new_state(recipe), images, labels, adversarial=adversarial)
+    assert row["loss"] == pytest.approx(expected, rel=1e-4)
+
+
+def test_reva_counterparts_are_cropped_and_flipped_as_their_images() -> None:
+    """A counterpart equal to its image changes nothing but the loss's CE weight: the loss of
+    such a batch is (1 + γ)·CE + γ·λ·JS, checked against the AugMix loss of the same step."""
+    images, labels = _toy_data(32)
+    reva = _reva_recipe(epochs=1, batch_size=32)
+    augmix = _augmix_recipe(epochs=1, batch_size=32)
+    row = train_epoch(new_state(reva), images, labels, adversarial=images.clone())
+    # the same model, order, crops, flips and views: only the loss differs
+    from vcrbench.training.scratch import augment, augmix_training_views, normalise
+
+    state = new_state(augmix)
+    state.model.train()
+    draws = epoch_draws(augmix, 32, 1)
+    order = torch.as_tensor(draws.order)
+    batch = augment(images[order], torch.as_tensor(draws.dx), torch.as_tensor(draws.dy),
+                    torch.as_tensor(draws.flip), 4)
+    views = augmix_training_views(augmix, batch, 1, range(32))
+    with torch.no_grad():
+        logits = state.model(normalise(torch.cat([batch, *views, batch]), augmix)).double()
+    p = [part.softmax(1) for part in logits.split(32)]
+    mixture = torch.clamp(sum(p[:3]) / 3, 1e-7, 1)
+    js = sum((q * (torch.log(q) - torch.log(mixture))).sum(1) for q in p[:3]) / 3
+    ce = -torch.log(p[0][torch.arange(32), labels[order]])
+    assert row["loss"] == pytest.approx(float((1.5 * ce + 6.0 * js).mean()), rel=1e-4)
+
+
+def test_reva_pool_adds_the_targeted_corruptions_at_cifar_c_severity() -> None:
+    from vcrbench.corruptions import imagenet_c_samples
+    from vcrbench.training.augmix import AUGMIX_OPS
+    from vcrbench.training.scratch import augmix_pool, augmix_training_views
+
+    recipe = _reva_recipe("reva", targeted=("gaussian_noise", "glass_blur"))
+    pool, corruptions = augmix_pool(recipe, 32)
+    assert pool == AUGMIX_OPS + ("gaussian_noise", "glass_blur")
+    assert dict(corruptions["glass_blur"].params) == imagenet_c_samples("glass_blur", 32)[2]
+    assert dict(corruptions["glass_blur"].params) != imagenet_c_samples("glass_blur", 224)[2]
+    assert augmix_pool(_reva_recipe(), 32) == (AUGMIX_OPS, {})
+    images, _ = _toy_data(8)
+    minus = augmix_training_views(_reva_recipe(), images, 1, range(8))
+    targeted = augmix_training_views(recipe, images, 1, range(8))
+    assert not all(torch.equal(a, b) for a, b in zip(minus, targeted, strict=True))
+
+
+def test_reva_training_is_deterministic_and_learns() -> None:
+    images, labels = _toy_data()
+    adversarial = _counterparts(images)
+    recipe = _reva_recipe("reva", targeted=("gaussian_noise",), epochs=6)
+    first, second = new_state(recipe), new_state(recipe)
+    rows = [train_epoch(first, images, labels, adversarial=adversarial) for _ in range(6)]
+    for _ in range(6):
+        train_epoch(second, images, labels, adversarial=adversarial)
+    weights = zip(first.model.state_dict().values(), second.model.state_dict().values(),
+                  strict=True)
+    assert all(torch.equal(a, b) for a, b in weights)
+    assert rows[-1]["loss"] < rows[0]["loss"]
+    assert accuracy(first.model, images, labels, first.recipe) > 0.9
+
+
+def test_reva_settings_and_counterparts_are_checked() -> None:
+    from vcrbench.training.scratch import ScratchReva
+    from vcrbench.training.spec import AugMixSettings
+
+    with pytest.raises(VcrbenchError, match="method reva_minus needs reva settings"):
+        _recipe(method="reva_minus", augmix=AugMixSettings())
+    with pytest.raises(VcrbenchError, match="method reva needs targeted corruptions"):
+        _reva_recipe("reva")
+    with pytest.raises(VcrbenchError, match="reva_minus takes no targeted"):
+        _reva_recipe(targeted=("fog",))
+    with pytest.raises(VcrbenchError, match="method augmix takes no reva settings"):
+        _recipe(method="augmix", augmix=AugMixSettings(), reva=ScratchReva())
+    auto = _reva_recipe("reva", targeted="auto")
+    assert ScratchRecipe.from_dict(auto.as_dict()) == auto
+    resolved = auto.with_targeted(["fog"])
+    assert resolved.reva.targeted == ("fog",)
+    assert ScratchRecipe.from_dict(resolved.as_dict()) == resolved
+    images, labels = _toy_data(8)
+    with pytest.raises(VcrbenchError, match="not been resolved"):
+        train_epoch(new_state(auto), images, labels, adversarial=images)
+    with pytest.raises(VcrbenchError, match="needs PGD counterparts"):
+        train_epoch(new_state(_reva_recipe()), images, labels)
+    with pytest.raises(VcrbenchError, match="takes no PGD counterparts"):
+        train_epoch(new_state(_augmix_recipe()), images, labels, adversarial=images)
+    with pytest.raises(VcrbenchError, match="shape"):
+        train_epoch(new_state(_reva_recipe()), images, labels, adversarial=images[:4])
+
+
+def test_gradient_clipping_bounds_each_steps_gradient() -> None:
+    """A huge bound changes nothing; a bound of 1e-3 makes the first plain SGD step (no
+    momentum history, no weight decay) move the weights by lr · 1e-3 in L2 norm."""
+    images, labels = _toy_data(32)
+    plain = dict(epochs=1, batch_size=32, momentum=0.0, nesterov=False, weight_decay=0.0)
+    reference, huge = new_state(_recipe(**plain)), new_state(_recipe(**plain,
+                                                                     clip_grad_norm=1e9))
+    for state in (reference, huge):
+        train_epoch(state, images, labels)
+    assert all(torch.equal(a, b) for a, b in zip(reference.model.parameters(),
+                                                  huge.model.parameters(), strict=True))
+    clipped = new_state(_recipe(**plain, clip_grad_norm=1e-3))
+    before = [p.detach().clone() for p in clipped.model.parameters()]
+    train_epoch(clipped, images, labels)
+    moved = torch.sqrt(sum(((p.detach() - b) ** 2).sum()
+                           for p, b in zip(clipped.model.parameters(), before, strict=True)))
+    lr = learning_rate(clipped.recipe, 0, 1)
+    assert float(moved) == pytest.approx(lr * 1e-3, rel=1e-3)
+    assert "clip_grad_norm" not in _recipe().as_dict()
+    assert ScratchRecipe.from_dict(clipped.recipe.as_dict()) == clipped.recipe

@@ -89,11 +89,67 @@ def test_training_on_the_evaluation_images_is_refused(root: Path) -> None:
         validate_config(config)
 
 
-@pytest.mark.parametrize("method", ["reva_minus", "reva"])
-def test_methods_not_built_from_scratch_are_refused(root: Path, method: str) -> None:
+def _reva_config(root: Path, method: str = "reva", **reva) -> dict:
+    """A standard entry ``net`` and a REVa entry ``enhanced`` on the same training images."""
     config = _config(root)
-    config["train"][0]["method"] = method
-    with pytest.raises(VcrbenchError, match="supports standard, augmix so far"):
+    standard = config["train"][0]
+    config["train"].append({**standard, "name": "enhanced", "method": method,
+                            "reva": {"standard": "net", **reva}})
+    return config
+
+
+def test_reva_entries_get_augmix_and_reva_settings(root: Path) -> None:
+    config = validate_config(_reva_config(root, targeted=["gaussian_noise", "fog"],
+                                          severity=2, pgd={"steps": 7}))
+    entry = config["train"][1]
+    recipe = recipe_of_entry(entry, config["seed"])
+    assert recipe.method == "reva" and recipe.augmix.severity == 3
+    assert recipe.reva.targeted == ("gaussian_noise", "fog") and recipe.reva.severity == 2
+    assert entry["reva"]["pgd"]["eps"] == pytest.approx(8 / 255)
+    assert entry["reva"]["pgd"]["steps"] == 7
+    assert recipe.clip_grad_norm == 1.0  # auto: the authors' CIFAR REVa script
+    assert recipe_of_entry(config["train"][0], 0).clip_grad_norm is None  # standard
+    minus = validate_config(_reva_config(root, "reva_minus", targeted=["fog"]))
+    assert recipe_of_entry(minus["train"][1], 0).reva.targeted == ()
+    minus["train"][1]["recipe"] = {"clip_grad_norm": None}
+    assert recipe_of_entry(minus["train"][1], 0).clip_grad_norm is None
+    assert evaluated_models(config) == ["trained:net", "trained:enhanced"]
+
+
+def test_reva_entries_sharing_a_standard_model_share_their_counterparts(root: Path) -> None:
+    from vcrbench.training.train_config import pgd_identity
+
+    config = _reva_config(root, targeted=["fog"])
+    config["train"].append({**config["train"][1], "name": "minus", "method": "reva_minus"})
+    config = validate_config(config)
+    reva, minus = config["train"][1:]
+    assert pgd_identity(reva, 0) == pgd_identity(minus, 0)
+    other = {**minus, "reva": {**minus["reva"], "pgd": {**minus["reva"]["pgd"], "steps": 7}}}
+    assert pgd_identity(other, 0) != pgd_identity(minus, 0)
+
+
+@pytest.mark.parametrize(
+    ("method", "reva", "change", "message"),
+    [
+        ("reva", {"standard": None, "targeted": ["fog"]}, None, "reva.standard is None"),
+        ("reva", {"standard": "enhanced", "targeted": ["fog"]}, None,
+         "reva.standard is 'enhanced'"),
+        ("reva", {"targeted": ["fog"]}, {"method": "augmix"}, "must be trained with method "
+                                                             "standard on the same data"),
+        ("reva", {"targeted": ["fog"]}, {"data": "other"}, "on the same data"),
+        ("reva", {"targeted": ["noc_border"]}, None, "noc_border has no ImageNet-C severities"),
+        ("reva", {"targeted": ["nonsense"]}, None, "unknown corruption 'nonsense'"),
+        ("reva", {}, None, "targeted is auto.*part 1 does not validate it"),
+    ],
+)
+def test_bad_reva_entries_are_refused(root: Path, method: str, reva: dict, change, message: str
+                                      ) -> None:
+    config = _reva_config(root, method, **reva)
+    if change == {"data": "other"}:
+        config["train"][0]["data"] = {**config["train"][0]["data"], "per_class": 1}
+    elif change:
+        config["train"][0].update(change)
+    with pytest.raises(VcrbenchError, match=message):
         validate_config(config)
 
 
@@ -107,6 +163,21 @@ def test_an_augmix_entry_gets_augmix_settings_and_a_standard_one_none(root: Path
     assert (recipe.augmix.severity, recipe.augmix.lam) == (1.0, 6.0)
     standard = recipe_of_entry(validate_config(_config(root))["train"][0], 0)
     assert standard.augmix is None and "augmix" not in standard.as_dict()
+
+
+def test_augmix_severity_auto_is_3_on_cifar_and_leaves_the_recipe_dict_unchanged(root: Path
+                                                                                 ) -> None:
+    """severity: auto (the default) resolves to AugMix's CIFAR 3, so the recipe dict (a rule
+    parameter) is what it was when the default was the number 3: nothing retrains."""
+    config = _config(root)
+    config["train"][0].update(method="augmix")
+    entry = validate_config(config)["train"][0]
+    assert entry["augmix"]["severity"] == "auto"
+    recipe = recipe_of_entry(entry, 0).as_dict()
+    assert recipe["augmix"] == {"width": 3, "depth": None, "alpha": 1.0, "severity": 3.0,
+                                "lam": 12.0}
+    explicit = {**entry, "augmix": {**entry["augmix"], "severity": 3}}
+    assert recipe_of_entry(explicit, 0).as_dict() == recipe
 
 
 def test_another_label_space_for_training_is_refused(tmp_path: Path) -> None:
