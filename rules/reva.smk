@@ -29,6 +29,29 @@ rule reva_pool_index:
         "../workflow_scripts/reva_pool_index.py"
 
 
+# reva.from_train: the train entry's training index as the pool, its ids made distinct from
+# the evaluation ids (vcrbench.reva.config.distinct_pool_ids) and checked like reva.train's.
+rule reva_pool_from_train:
+    input:
+        train=reva_train_entry_index,
+        evaluation=rules.index.output.index,
+    output:
+        index=f"{REVA_DIR}/pool/train-index.parquet",
+    log:
+        f"{RESULTS}/logs/reva/pool-from-train.log",
+    conda:
+        "../envs/vision.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        disjoint=REVA["disjoint"],
+        per_class=REVA["pool_per_class"],
+    script:
+        "../workflow_scripts/reva_pool_from_train.py"
+
+
 rule reva_analyse:
     input:
         index=reva_pool_index(),

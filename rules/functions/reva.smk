@@ -2,7 +2,7 @@
 
 from vcrbench.evaluation.samples import IMAGENET_C_LEVELS  # noqa: E402
 from vcrbench.reva.categories import category_of  # noqa: E402
-from vcrbench.reva.config import SETS, reva_plan  # noqa: E402
+from vcrbench.reva.config import SETS, TRAINED_POOL, reva_plan  # noqa: E402
 
 REVA = config["reva"]
 REVA_DIR = f"{RESULTS}/reva"
@@ -45,13 +45,21 @@ wildcard_constraints:
 
 
 def reva_pool_index():
-    """The pool's index: the evaluation index, a fine-tuning entry's training index, or the
-    pool index built from reva.train."""
+    """The pool's index: the evaluation index, a fine-tuning entry's training index, a train
+    entry's training index with ids distinct from the evaluation ids (rule
+    reva_pool_from_train), or the pool index built from reva.train."""
     if REVA_PLAN is None or REVA_PLAN.pool_source == "evaluation":
         return f"{RESULTS}/data/index.parquet"
     if REVA_PLAN.pool_source.startswith("finetune:"):
         return f"{RESULTS}/models/{REVA_PLAN.pool_source.partition(':')[2]}/train-index.parquet"
+    if REVA_PLAN.pool_source.startswith(TRAINED_POOL):
+        return f"{REVA_DIR}/pool/train-index.parquet"
     return f"{REVA_DIR}/pool/index.parquet"
+
+
+def reva_train_entry_index(wildcards):
+    """The training index of the train entry reva.from_train."""
+    return f"{RESULTS}/models/{REVA['from_train']}/train-index.parquet"
 
 
 def reva_set_index(wildcards):
@@ -62,11 +70,15 @@ def reva_set_index(wildcards):
 
 
 def reva_ranking_checkpoint(wildcards):
-    """The checkpoint of the ranking model when it is fine-tuned here (else nothing)."""
+    """The checkpoint of the ranking model when it is fine-tuned or trained here (else
+    nothing)."""
     name = REVA_PLAN.ranking_model
-    if not name.startswith("finetuned:"):
-        return []
-    return f"{RESULTS}/models/{name.partition(':')[2]}/checkpoint.pt"
+    kind, _, target = name.partition(":")
+    if kind == "finetuned":
+        return f"{RESULTS}/models/{target}/checkpoint.pt"
+    if kind == "trained" and not target.endswith(".pt"):
+        return f"{RESULTS}/models/{target}/model.pt"
+    return []
 
 
 def reva_categories():

@@ -52,6 +52,7 @@ def _checkout_beside_shared(tmp_path):
         "config/reva-sample.yaml",
         "config/cifar10.yaml",
         "config/test-cifar.yaml",
+        "config/reva-cifar10.yaml",
     ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
@@ -60,7 +61,8 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     if configfile == "config/imagenet.yaml":
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
     if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
-                      "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml"):
+                      "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml",
+                      "config/reva-cifar10.yaml"):
         workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -73,6 +75,13 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
         assert counts["train_epoch"] == 8 and counts["train_model"] == 1, counts
         assert counts["curves"] == 14 and counts["imagenet_c_metrics"] == 9, counts
+    if configfile == "config/reva-cifar10.yaml":  # REVa part 1 over fastnet's own images
+        counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
+        assert counts["train_epoch"] == 8 and counts["reva_pool_from_train"] == 1, counts
+        # 1,000 pool images in shards of 500; the 15 ImageNet-C corruptions on both sets at
+        # CIFAR-10-C's severities; six attacks on both sets
+        assert (counts["reva_analyse"], counts["reva_imagenet_c_score"]) == (2, 30), counts
+        assert counts["reva_attack"] == 12 and counts["reva_report"] == 1, counts
     if configfile == "config/reva-sample.yaml":
         assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
                 "reva_curves", "reva_report"} <= planned, planned

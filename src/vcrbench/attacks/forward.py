@@ -12,7 +12,8 @@ from vcrbench.models.preprocess import apply_preprocessing
 if TYPE_CHECKING:
     from vcrbench.models.registry import LoadedModel
 
-#: (B, 3, 224, 224) float images in [0, 1] -> (B, 1000) logits, differentiable.
+#: (B, 3, H, W) float images in [0, 1] (the stored size: 224, or 32 for CIFAR) -> (B, classes)
+#: logits, differentiable.
 Forward = Callable[[torch.Tensor], torch.Tensor]
 
 

@@ -171,7 +171,8 @@ def _is_integer(value) -> bool:
 def attack_images(name: str, forward: Forward, images: np.ndarray, labels: np.ndarray, *,
                   image_ids: Sequence[str], seed: int, params: Mapping[str, float] | None = None,
                   batch_size: int = 32, device: str | torch.device = "cpu") -> np.ndarray:
-    """Attack uint8 images (N, H, W, 3) with true ImageNet ``labels`` (N,) through ``forward``
+    """Attack uint8 images (N, H, W, 3) of any size (224, CIFAR's 32) with true class
+    ``labels`` (N,) of any label space through ``forward``
     (:func:`~vcrbench.attacks.forward.forward_of`): uint8 (N, H, W, 3), within ε of ``images``.
 
     ``image_ids`` (N,) key the random starts with ``seed``; ``params`` replace the attack's

@@ -111,12 +111,16 @@ def check_semantics(config: Mapping[str, Any]) -> None:
 
 def check_label_space(config: Mapping[str, Any]) -> None:
     """A run on CIFAR labels or at native size: only what works there (models trained in its
-    label space; no human data, which is in ImageNet's 16 categories; no fine-tuning, overlap or
-    REVa sections, which are built at 224 px so far)."""
+    label space; no human data, which is in ImageNet's 16 categories; no fine-tuning or overlap
+    sections, which are built at 224 px so far; REVa part 1 on models trained here, its pool a
+    train entry's images or reva.train, without part 2's fine-tuned comparison or 16-class
+    groups)."""
     from vcrbench.data.datasets import NATIVE, label_space
 
     dataset = config["dataset"]
     space = label_space(dataset)
+    if dataset["size"] == NATIVE or space.name != "imagenet":
+        _check_reva_label_space(config, space.name, dataset["size"])
     if space.name != "imagenet":
         for name in evaluated_models(config):
             if not name.startswith(TRAINED_PREFIX):
@@ -132,14 +136,41 @@ def check_label_space(config: Mapping[str, Any]) -> None:
             )
     if dataset["size"] == NATIVE or space.name != "imagenet":
         for key, on in (("finetune", bool(config["finetune"])),
-                        ("overlap.candidates", bool(config["overlap"]["candidates"])),
-                        ("reva.enabled", config["reva"]["enabled"])):
+                        ("overlap.candidates", bool(config["overlap"]["candidates"]))):
             if on:
                 raise VcrbenchError(
                     f"config: {key} is set but the dataset is {space.name} at size "
-                    f"{dataset['size']}; fine-tuning, the overlap report and REVa run on 224 px "
+                    f"{dataset['size']}; fine-tuning and the overlap report run on 224 px "
                     "ImageNet-labelled images so far (docs/cifar.md, 'Not built yet')"
                 )
+
+
+def _check_reva_label_space(config: Mapping[str, Any], space: str, size) -> None:
+    """REVa on a CIFAR or native-size run: part 1 only, on models trained here (no fine-tuned
+    methods or pool, no 16-class groups, which need ImageNet's categories)."""
+    reva = config["reva"]
+    if not reva["enabled"]:
+        return
+    where = f"the dataset is {space} at size {size}"
+    if reva["from_finetune"] is not None:
+        raise VcrbenchError(
+            f"config: reva.from_finetune is set but {where}, where fine-tuning is not built; "
+            "use the training images of a train entry (reva.from_train: <name>)")
+    finetuned = {label: model for label, model in reva["comparison"]["methods"].items()
+                 if isinstance(model, str) and model.startswith("finetuned:")}
+    if finetuned:
+        raise VcrbenchError(
+            f"config: reva.comparison.methods {finetuned} are fine-tuned models but {where}, "
+            "where fine-tuning is not built; compare models trained here (trained:<name>)")
+    if size == "native" and config["scoring"]["small_images"] != "enlarge":
+        raise VcrbenchError(
+            f"config: scoring.small_images is {config['scoring']['small_images']} but REVa's "
+            "adversarial images are scored on enlargements (the default, enlarge) so far; set "
+            "scoring.small_images: enlarge or reva.enabled: false")
+    if space != "imagenet" and reva["weak"]["group_by"] == "category16":
+        raise VcrbenchError(
+            f"config: reva.weak.group_by is category16 but the dataset has {space} labels, "
+            "which have no 16-class categories; use class (the paper), pool or auto")
 
 
 def evaluated_models(config: Mapping[str, Any]) -> list[str]:

@@ -69,7 +69,7 @@ def analyse_pool(
         ``neighbours`` (``image_id``, ``neighbour`` int32, ``top1`` int16, ``p_top1`` float32:
         one row per neighbour, images in index order).
     """
-    from vcrbench.data.datasets import load_images
+    from vcrbench.data.datasets import index_size, load_images
     from vcrbench.models import predict
 
     ids = index.column("image_id").to_pylist()
@@ -81,7 +81,7 @@ def analyse_pool(
     progress = Progress(f"analyse {model.name}", len(ids), "images")
     for start in range(0, len(ids), CHUNK_IMAGES):
         stop = min(len(ids), start + CHUNK_IMAGES)
-        images = load_images(paths[start:stop])
+        images = load_images(paths[start:stop], index_size(index))
         neighbours = np.concatenate([
             make_neighbours(image, image_id, epsilon=epsilon, n=n, seed=seed, device=device)
             for image, image_id in zip(images, ids[start:stop], strict=True)

@@ -76,6 +76,7 @@ from vcrbench.reva.relative_errors import (
     adversarial_error,
     clean_error,
     mean_error,
+    own_classes,
     unnormalised_corruption_error,
 )
 from vcrbench.reva.report import interval_text
@@ -421,10 +422,12 @@ def comparison_text(tables: Mapping[str, pa.Table], *, methods: Mapping[str, str
 
 
 def _vcr_text(rows: list[dict], methods: Mapping[str, str]) -> list[str]:
-    """R_a and R_p (1000 classes) per corruption and method; HMRI / MRSI where present."""
+    """R_a and R_p in the data set's own label space (1000 classes for ImageNet) per corruption
+    and method; HMRI / MRSI where present."""
     lines = []
-    for metric, classes, title in (("accuracy", 1000, "R_a (accuracy, 1000 classes)"),
-                                   ("consistency", 1000, "R_p (consistency, 1000 classes)")):
+    classes = own_classes(rows)
+    for metric, title in (("accuracy", f"R_a (accuracy, {classes} classes)"),
+                          ("consistency", f"R_p (consistency, {classes} classes)")):
         part = [r for r in rows if (r["metric"], r["classes"]) == (metric, classes)]
         if not part:
             continue

@@ -21,6 +21,10 @@ from vcrbench.errors import VcrbenchError
 NEIGHBOUR_KEY = "reva-neighbour"
 #: The two image sets every perturbation is applied to.
 SETS = ("weak", "evaluation")
+#: ``pool_source`` prefix of a pool that is a train entry's training images (reva.from_train).
+TRAINED_POOL = "trained:"
+#: Prefix of pool image ids that repeat an evaluation image id (:func:`distinct_pool_ids`).
+POOL_ID_PREFIX = "pool/"
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ class RevaPlan:
     Attributes:
         ranking_model: the model whose robustness ranks the pool.
         pool: ``training`` or ``evaluation``.
-        pool_source: ``evaluation``, ``train`` (reva.train) or ``finetune:<name>``.
+        pool_source: ``evaluation``, ``train`` (reva.train), ``finetune:<name>`` or
+            ``trained:<name>`` (a train entry's training images, reva.from_train).
         pool_size, evaluation_size, weak_size: images (from file names).
         attacks: attack name -> its parameters (defaults filled).
         source: the model transfer attacks are crafted on, None for white-box.
@@ -83,7 +88,9 @@ class RevaPlan:
         """How outputs name the pool: ``training (reva.train)``, ``evaluation`` …"""
         if self.pool == "evaluation":
             return "evaluation"
-        where = "reva.train" if self.pool_source == "train" else self.pool_source
+        where = {"train": "reva.train"}.get(self.pool_source, self.pool_source)
+        if self.pool_source.startswith(TRAINED_POOL):
+            where = f"train entry {self.pool_source.partition(':')[2]}"
         return f"training ({where})"
 
 
@@ -228,11 +235,41 @@ def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
 
 
 def _pool_entries(config: Mapping[str, Any]) -> tuple[str, list]:
+    from vcrbench.data.config import check_dataset
     from vcrbench.data.datasets import list_entries_from_config
 
     reva = config["reva"]
+    if reva["from_train"] is not None and reva["from_finetune"] is not None:
+        raise VcrbenchError(
+            f"config: reva.from_train ({reva['from_train']!r}) and reva.from_finetune "
+            f"({reva['from_finetune']!r}) both name the pool; keep one")
     if reva["pool"] == "evaluation":
+        for key in ("from_train", "from_finetune"):
+            if reva[key] is not None:
+                raise VcrbenchError(
+                    f"config: reva.{key} is {reva[key]!r} but reva.pool is evaluation (the "
+                    f"evaluation images are the pool); set reva.pool: training or remove "
+                    f"reva.{key}")
         return "evaluation", list_entries_from_config(config["dataset"])
+    name = reva["from_train"]
+    if reva["pool_per_class"] is not None and name is None:
+        raise VcrbenchError(
+            f"config: reva.pool_per_class is {reva['pool_per_class']} but reva.from_train is not "
+            "set; it narrows a train entry's images (a reva.train pool has its own per_class and "
+            "limit keys): set reva.from_train or remove reva.pool_per_class")
+    if name is not None:
+        entries = {e["name"]: (i, e) for i, e in enumerate(config["train"])}
+        if name not in entries:
+            known = ", ".join(entries) or "none"
+            raise VcrbenchError(
+                f"config: reva.from_train {name!r} is not a train entry (entries: {known}); "
+                "name the train entry whose training images are the pool"
+            )
+        i, entry = entries[name]
+        check_dataset(entry["data"], f"train[{i}].data")
+        entries = list_entries_from_config(entry["data"])
+        keep = first_per_class([e.label for e in entries], reva["pool_per_class"])
+        return f"{TRAINED_POOL}{name}", [entries[k] for k in keep]
     name = reva["from_finetune"]
     if name is not None:
         entries = {e["name"]: e for e in config["finetune"]}
@@ -280,7 +317,8 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
             attacks[name] = check_attack_params(name, reva["attacks"]["settings"].get(name) or {})
         except VcrbenchError as error:
             raise VcrbenchError(f"config: reva.attacks: {error}") from None
-    if reva["pool"] == "training" and reva["from_finetune"] is None:
+    if (reva["pool"] == "training" and reva["from_finetune"] is None
+            and reva["from_train"] is None):
         check_dataset(reva["train"], "reva.train")
     evaluation = list_entries_from_config(config["dataset"])
     unlabelled = [e.image_id for e in evaluation if e.label < 0]
@@ -301,13 +339,21 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
             )
         if reva["disjoint"]:
             ids, paths = {e.image_id for e in evaluation}, {e.path for e in evaluation}
-            shared = [e.image_id for e in pool if e.image_id in ids or e.path in paths]
+            if source.startswith(TRAINED_POOL):
+                # a train entry's images: the same files (ids that repeat across class-folder
+                # splits are made distinct in the pool index, distinct_pool_ids)
+                files = {_file(e.path) for e in evaluation}
+                shared = [e.image_id for e in pool if _file(e.path) in files]
+            else:
+                shared = [e.image_id for e in pool if e.image_id in ids or e.path in paths]
             if shared:
                 raise VcrbenchError(
                     f"config: reva.disjoint is true but the pool ({source}) shares "
                     f"{len(shared)} images with the evaluation set (e.g. {shared[:3]}); exclude "
                     "them from the pool (e.g. reva.train.exclude_categories16 when dataset."
-                    "categories16_only), or set reva.disjoint: false"
+                    "categories16_only), or set reva.disjoint: false (class-folder copies whose "
+                    "ids repeat across splits, such as CIFAR's train/ and test/ folders: use a "
+                    "train entry's images, reva.from_train, which keeps the ids apart)"
                 )
     size = reva["weak"]["size"] or len(evaluation)
     if size > len(pool):
@@ -327,6 +373,45 @@ def reva_plan(config: Mapping[str, Any]) -> RevaPlan:
         comparison=comparison_plan(config),
         validated=validated,
     )
+
+
+def _file(path: str) -> str:
+    """A path as a comparable file name (resolved; builtin images as they are)."""
+    from pathlib import Path
+
+    return path if "://" in path or path.startswith("builtin:") else str(Path(path).resolve())
+
+
+def first_per_class(labels, per_class: int | None) -> list[int]:
+    """Positions of the first ``per_class`` items of each label, in order (all with None):
+    reva.pool_per_class, at plan time on the data set's entries and in the pool job on the
+    training index's rows (the same images in the same order)."""
+    if per_class is None:
+        return list(range(len(labels)))
+    seen: dict[int, int] = {}
+    keep = []
+    for position, label in enumerate(labels):
+        label = int(label)
+        if seen.get(label, 0) < per_class:
+            seen[label] = seen.get(label, 0) + 1
+            keep.append(position)
+    return keep
+
+
+def distinct_pool_ids(pool, evaluation):
+    """The pool index (``pa.Table``) with ids that no evaluation image has: when any pool id is
+    also an evaluation id (the files differ; class-folder copies repeat ``airplane/0000`` in
+    their train and test folders), every pool id gets the prefix :data:`POOL_ID_PREFIX`, so
+    that the weak set's images are never keyed like evaluation images (bootstrap weights,
+    random starts). Schema and metadata (the image size) are kept."""
+    import pyarrow as pa
+
+    ids = pool.column("image_id").to_pylist()
+    if not set(ids) & set(evaluation.column("image_id").to_pylist()):
+        return pool
+    column = pa.array([POOL_ID_PREFIX + i for i in ids], pool.schema.field("image_id").type)
+    return pool.set_column(pool.schema.get_field_index("image_id"),
+                           pool.schema.field("image_id"), column)
 
 
 def _validated_models(config: Mapping[str, Any]) -> list[str] | None:

@@ -313,12 +313,15 @@ def relative_error(numerator: Estimate, baseline: Estimate) -> Estimate:
 
 
 def continuous_error(metrics: pa.Table, replicates: pa.Table, n_boot: int) -> Estimate:
-    """``1 − R_a`` of the weak set's 1000-class accuracy curve (``metrics`` row's R, and the
+    """``1 − R_a`` of the weak set's accuracy curve in the data set's own label space (1000
+    classes for ImageNet, 10 for CIFAR-10: :func:`own_classes`; ``metrics`` row's R, and the
     exact areas of its ``replicates``, replicate b paired with replicate b of every image-level
     statistic); null with the metrics' note when R is."""
-    rows = [r for r in metrics.to_pylist() if r["metric"] == "accuracy" and r["classes"] == 1000]
+    rows = [r for r in metrics.to_pylist() if r["metric"] == "accuracy"]
+    classes = own_classes(rows)
+    rows = [r for r in rows if r["classes"] == classes]
     if not rows:
-        return undefined(n_boot, "no 1000-class accuracy curve on the weak set")
+        return undefined(n_boot, "no accuracy curve on the weak set")
     row = rows[0]
     if row["R"] is None:
         return undefined(n_boot, f"R_a on the weak set not reported: {row['note'] or 'no R'}")
@@ -329,7 +332,7 @@ def continuous_error(metrics: pa.Table, replicates: pa.Table, n_boot: int) -> Es
     if row["R_lo"] is None:
         notes.append("R_a on the weak set has no interval")
     else:
-        areas = replicate_areas(replicates, "accuracy", 1000)
+        areas = replicate_areas(replicates, "accuracy", classes)
         m = min(int(n_boot), areas.size)
         reps[:m] = 1.0 - areas[:m]
         if areas.size != n_boot:
@@ -337,6 +340,13 @@ def continuous_error(metrics: pa.Table, replicates: pa.Table, n_boot: int) -> Es
         if not paired:
             notes.append("the weak set's curve resamples samples: its replicates are unpaired")
     return Estimate(1.0 - float(row["R"]), reps, _join(*notes), paired=paired)
+
+
+def own_classes(rows: list[dict]) -> int | None:
+    """The data set's own label space among curve or metrics rows (``classes`` column): the
+    largest count present (ImageNet's 1000 beside its 16-class coarsening; CIFAR-10's 10);
+    None without rows."""
+    return max((int(r["classes"]) for r in rows), default=None)
 
 
 def error_row(model: str, set_name: str, kind: str, perturbation: str, category: str,

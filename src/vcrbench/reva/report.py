@@ -17,6 +17,7 @@ from vcrbench.reva.relative_errors import (
     SETS,
     continuous_error,
     errors_table,
+    own_classes,
     relative_error,
     relative_errors_table,
     relative_row,
@@ -150,7 +151,9 @@ def report_text(model: str, tables: Mapping[str, pa.Table], *, description: str,
 
 
 def _weak_vs_all(rows: list[dict]) -> list[str]:
-    rows = [r for r in rows if r["metric"] == "accuracy" and r["classes"] == 1000]
+    rows = [r for r in rows if r["metric"] == "accuracy"]
+    classes = own_classes(rows)
+    rows = [r for r in rows if r["classes"] == classes]
     if not rows:
         return []
     lines = ["### R_a on the weak-robust set and on all evaluation images", ""]

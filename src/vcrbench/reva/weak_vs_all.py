@@ -10,7 +10,8 @@ of replicate b's areas is one bootstrap draw of the difference (independent draw
 are disjoint, shared weights where the weak set is part of the evaluation set).
 
 Schema of ``reva/r-weak-vs-all.parquet`` (one row per corruption × property, properties in
-:data:`vcrbench.core.properties.PROPERTIES` order): ``model``, ``corruption``, ``metric``
+:func:`vcrbench.core.properties.table_properties` order: the data set's own label space,
+then ImageNet's 16 classes): ``model``, ``corruption``, ``metric``
 (strings), ``classes`` (int16), ``R_weak``, ``R_weak_lo``, ``R_weak_hi``, ``R_all``,
 ``R_all_lo``, ``R_all_hi`` (float64, fractions: the two metrics rows), ``difference``
 (``R_weak − R_all``), ``difference_lo``, ``difference_hi`` (95 % percentile interval of the
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
-from vcrbench.core.properties import PROPERTIES
+from vcrbench.core.properties import table_properties
 from vcrbench.curves.bootstrap import metric_interval
 from vcrbench.curves.tables import finite_or_none, replicate_areas
 
@@ -60,7 +61,7 @@ def weak_vs_all_rows(model: str, corruption: str, weak: tuple[pa.Table, pa.Table
     found = {"weak": _metrics(weak[0]), "evaluation": _metrics(evaluation[0])}
     replicates = {"weak": weak[1], "evaluation": evaluation[1]}
     rows = []
-    for key in [p for p in PROPERTIES if any(p in by for by in found.values())]:
+    for key in table_properties(weak[0], evaluation[0]):
         metric, classes = key
         w, a = found["weak"].get(key), found["evaluation"].get(key)
         row = {"model": model, "corruption": corruption, "metric": metric, "classes": classes,

@@ -194,3 +194,27 @@ def test_bad_images_are_refused(small):
         attack(seed=1.5, name="pgd")
     with pytest.raises(VcrbenchError, match="unknown attack 'deepfool'"):
         attack(name="deepfool")
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_attacks_run_on_a_cifar_network_at_32px_with_10_classes(small_images, name):
+    """REVa on CIFAR: every attack on 32 × 32 images through a 10-class CIFAR network (fastnet,
+    random weights), its output as large as its input, within ε, and no less wrong on average."""
+    from vcrbench.models.cifar import build_cifar_model
+
+    net = build_cifar_model("fastnet", 10, seed=1).eval()
+    images = small_images(n=8, size=32, seed=4)
+    x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255
+    with torch.no_grad():
+        labels = net(x).argmax(1).numpy()  # the net's own answers: every image starts correct
+    adversarial = attack_images(name, net, images, labels, image_ids=[f"i{k}" for k in range(8)],
+                                seed=0, params={"epochs": 1} if name == "uap" else None,
+                                batch_size=4)
+    assert adversarial.shape == images.shape == (8, 32, 32, 3)
+    assert np.abs(adversarial.astype(int) - images.astype(int)).max() <= 8
+    with torch.no_grad():
+        after = net(torch.from_numpy(adversarial).permute(0, 3, 1, 2).float() / 255)
+    assert after.shape == (8, 10)
+    loss = torch.nn.functional.cross_entropy
+    with torch.no_grad():
+        assert loss(after, torch.from_numpy(labels)) >= loss(net(x), torch.from_numpy(labels))

@@ -220,16 +220,16 @@ def test_fewer_images_than_min_units_resample_samples_and_say_so():
     assert mce.note == "the intervals of fog resample samples, conditional on their images"
 
 
-def _curve(levels, r, note=None, r_lo=0.1, resampled="images (12)"):
-    """A weak set's 1000-class accuracy metrics row and replicate curves flat at ``levels``
-    (whose exact areas are the levels)."""
-    metrics = pa.Table.from_pylist([{"metric": "accuracy", "classes": 1000, "R": r,
+def _curve(levels, r, note=None, r_lo=0.1, resampled="images (12)", classes=1000):
+    """A weak set's accuracy metrics row (``classes`` classes) and replicate curves flat at
+    ``levels`` (whose exact areas are the levels)."""
+    metrics = pa.Table.from_pylist([{"metric": "accuracy", "classes": classes, "R": r,
                                      "R_lo": None if r is None else r_lo,
                                      "R_hi": None if r is None else 0.9, "note": note,
                                      "resampled": resampled}])
     replicates = pa.table({
         "metric": ["accuracy"] * len(levels),
-        "classes": pa.array([1000] * len(levels), pa.int16()),
+        "classes": pa.array([classes] * len(levels), pa.int16()),
         "replicate": pa.array(range(len(levels)), pa.int32()),
         "values": [np.full(GRID.size, level).tolist() for level in levels],
     })
@@ -267,4 +267,16 @@ def test_continuous_error_nulls_carry_the_metrics_note():
     empty = pa.Table.from_pylist([{"metric": "consistency", "classes": 1000, "R": 0.5,
                                    "R_lo": 0.4, "R_hi": 0.6, "note": None}])
     assert continuous_error(empty, _curve([0.5], 0.5)[1], B).note == \
-        "no 1000-class accuracy curve on the weak set"
+        "no accuracy curve on the weak set"
+
+
+def test_continuous_error_reads_the_data_sets_own_label_space():
+    """CIFAR-10's curves have 10 classes; ImageNet's 1000 are read before their 16-class rows."""
+    levels = np.linspace(0.3, 0.5, B)
+    cifar = continuous_error(*_curve(levels, 0.4, classes=10), B)
+    assert cifar.value == pytest.approx(0.6) and cifar.replicates == pytest.approx(1 - levels)
+    metrics, replicates = _curve(levels, 0.4)
+    coarse_metrics, coarse_replicates = _curve(levels * 0 + 0.9, 0.9, classes=16)
+    both = continuous_error(pa.concat_tables([coarse_metrics, metrics]),
+                            pa.concat_tables([coarse_replicates, replicates]), B)
+    assert both.value == pytest.approx(0.6) and both.replicates == pytest.approx(1 - levels)

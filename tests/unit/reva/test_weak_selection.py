@@ -191,3 +191,20 @@ def test_random_pools_against_the_reference(seed):
         listed = ranking.to_pylist()
         assert listed == sorted(listed, key=lambda r: (r["group"], r["rank"] is None,
                                                        r["rank"] or 0, r["image_id"]))
+
+
+def test_cifar10s_ten_classes_without_wnids_give_equal_samples_per_class():
+    """A CIFAR-10 pool (labels 0-9, no WNID, no 16-class category): auto chooses the class rule,
+    K = size // 10 of each class, the groups named by their label."""
+    rng = np.random.default_rng(3)
+    rows = [(f"pool/c{k % 10}/{k:04d}", k % 10, -1, float(rng.random()), bool(k % 7))
+            for k in range(200)]
+    resilience, index = _tables(rows)
+    resilience = resilience.set_column(2, "wnid", pa.array([None] * 200, pa.string()))
+    index = index.set_column(3, "wnid", pa.array([None] * 200, pa.string()))
+    ranking, weak, text = select_weak(resilience, index, size=50)
+    assert set(ranking.column("group_by").to_pylist()) == {"class"}
+    assert np.bincount(weak.column("label").to_numpy(), minlength=10).tolist() == [5] * 10
+    assert _selected(ranking) == _reference(rows, 50, lambda r: r[1])
+    assert sorted(set(ranking.column("group").to_pylist())) == [f"class {k}" for k in range(10)]
+    assert "the 5 weakest of each of the 10 classes" in text

@@ -197,6 +197,9 @@ def test_imagenet_training_data_are_refused(root: Path) -> None:
 
 
 def test_sections_built_at_224_px_only_are_refused(root: Path) -> None:
-    config = _config(root, reva={"enabled": True})
-    with pytest.raises(VcrbenchError, match="reva.enabled is set but the dataset is cifar10"):
+    config = _config(root, finetune=[{"name": "ft", "base": "trained:net",
+                                      "train": {"source": "builtin"}}])
+    with pytest.raises(VcrbenchError, match="finetuned:ft.* cifar10 labels"):
         validate_config(config)
+    # REVa part 1 runs on CIFAR (tests/unit/config/test_reva_cifar_config.py)
+    validate_config(_config(root, reva={"enabled": True, "from_train": "net"}))
