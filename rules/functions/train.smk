@@ -83,7 +83,8 @@ def train_targeted_groups(wildcards):
     entry = TRAIN[wildcards.trained]
     if entry["method"] != "reva" or entry["reva"]["targeted"] != "auto":
         return []
-    return f"{RESULTS}/reva/by-model/{SLUG['trained:' + entry['reva']['standard']]}/groups.parquet"
+    standard = SLUG[f"trained:{entry['reva']['standard']}"]
+    return f"{RESULTS}/reva/by-model/{standard}/groups.parquet"
 
 
 def previous_train_state(wildcards):

@@ -35,7 +35,7 @@ from vcrbench.overlap.config import (
     overlap_finetune_entries,
 )
 from vcrbench.reva.config import check_reva, reva_models
-from vcrbench.training.config import check_finetune
+from vcrbench.training.config import check_comparison_geometry, check_finetune
 from vcrbench.training.train_config import TRAINED_PREFIX, check_train, trained_names
 
 __all__ = ["evaluated_models", "model_slug", "validate_config"]
@@ -106,7 +106,20 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     check_finetune(config, train_keys=generated)
     check_overlap(config)
     check_reva(config)
+    check_comparison_geometry(compared_finetune_entries(config))
     check_train(config)
+
+
+def compared_finetune_entries(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The fine-tuning entries of ``reva.comparison.methods`` (label -> entry); the comparison
+    itself is checked by :func:`vcrbench.reva.config.comparison_plan`."""
+    entries = {entry["name"]: entry for entry in config["finetune"]}
+    compared = {}
+    for label, model in config["reva"]["comparison"]["methods"].items():
+        kind, _, name = str(model).partition(":")
+        if kind == "finetuned" and name in entries:
+            compared[label] = entries[name]
+    return compared
 
 
 def check_label_space(config: Mapping[str, Any]) -> None:

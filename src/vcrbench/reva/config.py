@@ -111,40 +111,6 @@ def reva_models(config: Mapping[str, Any]) -> list[str]:
             if m]
 
 
-def check_comparison_geometry(finetuned: Mapping[str, Mapping[str, Any]]) -> None:
-    """Compared fine-tuning entries (label -> entry) crop and flip their training images alike
-    (``geometry`` with ``auto`` resolved; the PGD counterpart's and the clipping may differ by
-    method): ``auto`` gives ``standard`` none and the AugMix methods the authors' crops, so a
-    Standard entry compared with them needs its ``geometry`` set."""
-    from vcrbench.training.spec import regime_of, resolve_geometry
-
-    resolved = {}
-    for label, entry in finetuned.items():
-        try:
-            geometry = resolve_geometry(entry.get("geometry") or {}, entry["method"],
-                                        regime_of(entry["train"]))
-        except VcrbenchError as error:
-            raise VcrbenchError(f"config: finetune {entry['name']}: {error}") from None
-        resolved[label] = {k: geometry[k] for k in ("crop", "padding", "scale", "flip")}
-    if len({repr(v) for v in resolved.values()}) > 1:
-        raise VcrbenchError(
-            "config: reva.comparison compares methods trained alike, but their finetune entries "
-            "crop and flip the training images differently (geometry, auto resolved): "
-            + "; ".join(f"{label}: crop {_crop_text(v)}, flip {v['flip']}"
-                        for label, v in resolved.items())
-            + "; set geometry on the entries that differ (e.g. the standard entry's geometry: "
-            "{crop: resized, flip: true}, as the AugMix methods' auto on ImageNet)")
-
-
-def _crop_text(geometry: Mapping[str, Any]) -> str:
-    crop = geometry["crop"]
-    if crop == "pad":
-        return f"pad ({geometry['padding']} px)"
-    if crop == "resized":
-        return f"resized (scale {geometry['scale'][0]:g}-{geometry['scale'][1]:g})"
-    return crop
-
-
 def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
     """The checked ``reva.comparison`` (None when ``methods`` is empty).
 
@@ -204,7 +170,6 @@ def comparison_plan(config: Mapping[str, Any]) -> ComparisonPlan | None:
                 f"same images, but their finetune entries differ in {key}: "
                 + "; ".join(f"{label}: {v!r}" for label, v in values.items())
                 + f"; give every compared entry the same {key}")
-    check_comparison_geometry(finetuned)
     baselines = list(section["baselines"])
     if not baselines:
         raise VcrbenchError(f"config: reva.comparison.baselines is empty; name the methods every "
