@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from helpers.cifar_files import write_cifar10
+from helpers.config_checks import refused
 
 from vcrbench.config import evaluated_models, validate_config
 from vcrbench.errors import VcrbenchError
@@ -41,14 +42,6 @@ def _config(root: Path, **reva) -> dict:
     }
 
 
-def _refused(config: dict, *fragments: str) -> str:
-    with pytest.raises(VcrbenchError) as error:
-        validate_config(config)
-    for fragment in fragments:
-        assert fragment in str(error.value), str(error.value)
-    return str(error.value)
-
-
 def test_from_train_is_off_by_default():
     assert validate_config({})["reva"]["from_train"] is None
 
@@ -76,18 +69,18 @@ def test_pool_per_class_takes_the_first_images_of_each_class(root):
     assert first_per_class([3, 1], None) == [0, 1]
 
 
-def test_pool_per_class_without_from_train_is_refused(root):
-    _refused(_config(root, from_train=None, pool_per_class=5), "reva.pool_per_class is 5",
+def test_pool_per_class_without_from_train_isrefused(root):
+    refused(_config(root, from_train=None, pool_per_class=5), "reva.pool_per_class is 5",
              "reva.from_train is not set")
 
 
-def test_from_train_naming_no_train_entry_is_refused(root):
-    _refused(_config(root, from_train="nope"), "reva.from_train 'nope' is not a train entry",
+def test_from_train_naming_no_train_entry_isrefused(root):
+    refused(_config(root, from_train="nope"), "reva.from_train 'nope' is not a train entry",
              "entries: net")
 
 
-def test_from_train_and_from_finetune_together_are_refused(root):
-    _refused(_config(root, from_finetune="net"), "reva.from_finetune is set",
+def test_from_train_and_from_finetune_together_arerefused(root):
+    refused(_config(root, from_finetune="net"), "reva.from_finetune is set",
              "reva.from_train: <name>")
 
 
@@ -100,48 +93,48 @@ def test_from_train_and_from_finetune_together_are_refused_at_224_px(root, tmp_p
     config = _config(root, from_finetune="ft")
     config["dataset"] = {"source": "imagefolder", "path": str(tmp_path / "imagenet")}
     config["models"] = ["efficientnet-lite0"]
-    _refused(config, "reva.from_train ('net') and reva.from_finetune ('ft') both name the pool",
+    refused(config, "reva.from_train ('net') and reva.from_finetune ('ft') both name the pool",
              "keep one")
 
 
-def test_from_train_with_an_evaluation_pool_is_refused(root):
-    _refused(_config(root, pool="evaluation"), "reva.from_train is 'net'",
+def test_from_train_with_an_evaluation_pool_isrefused(root):
+    refused(_config(root, pool="evaluation"), "reva.from_train is 'net'",
              "reva.pool is evaluation")
 
 
-def test_a_weak_set_larger_than_the_train_entrys_images_is_refused(root):
-    _refused(_config(root, weak={"size": 16}), "reva.weak.size is 16",
+def test_a_weak_set_larger_than_the_train_entrys_images_isrefused(root):
+    refused(_config(root, weak={"size": 16}), "reva.weak.size is 16",
              "pool (trained:net) has only 15 images")
 
 
 def test_a_train_entry_on_the_evaluation_images_is_refused_as_a_shared_pool(root):
     config = _config(root)
     config["train"][0]["data"]["split"] = "test"
-    _refused(config, "reva.disjoint is true", "shares 4 images")
+    refused(config, "reva.disjoint is true", "shares 4 images")
 
 
 def test_fine_tuned_pools_and_methods_are_refused_on_cifar(root):
-    _refused(_config(root, from_train=None, from_finetune="net"), "reva.from_finetune",
+    refused(_config(root, from_train=None, from_finetune="net"), "reva.from_finetune",
              "reva.from_train")
     comparison = {"methods": {"Standard": "trained:net", "REVa": "finetuned:reva"},
                   "baselines": ["Standard"], "transfer_from": "Standard"}
-    _refused(_config(root, comparison=comparison), "reva.comparison.methods",
+    refused(_config(root, comparison=comparison), "reva.comparison.methods",
              "'REVa': 'finetuned:reva'", "trained:<name>")
 
 
 def test_sixteen_class_groups_are_refused_on_cifar_labels(root):
-    _refused(_config(root, weak={"group_by": "category16"}), "reva.weak.group_by is category16",
+    refused(_config(root, weak={"group_by": "category16"}), "reva.weak.group_by is category16",
              "cifar10 labels")
 
 
-def test_pyramid_vif_with_reva_at_native_size_is_refused(root):
+def test_pyramid_vif_with_reva_at_native_size_isrefused(root):
     config = _config(root)
     config["scoring"] = {"small_images": "pyramid"}
-    _refused(config, "scoring.small_images is pyramid", "reva.enabled")
+    refused(config, "scoring.small_images is pyramid", "reva.enabled")
 
 
 def test_an_imagenet_model_for_the_ranking_is_refused_on_cifar(root):
-    _refused(_config(root, model="efficientnet-lite0"), "efficientnet-lite0",
+    refused(_config(root, model="efficientnet-lite0"), "efficientnet-lite0",
              "cifar10 labels")
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from helpers.config_checks import refused
 from helpers.paths import REPO
 
 from vcrbench.config import evaluated_models, validate_config
-from vcrbench.errors import VcrbenchError
 from vcrbench.reva.config import reva_plan
 
 pytestmark = pytest.mark.shared
@@ -21,14 +21,6 @@ def config(imagenet_sample) -> dict:
     loaded["dataset"]["path"] = str(imagenet_sample)
     loaded["reva"]["train"]["path"] = str(imagenet_sample)
     return loaded
-
-
-def _refused(config: dict, *fragments: str) -> str:
-    with pytest.raises(VcrbenchError) as error:
-        validate_config(config)
-    for fragment in fragments:
-        assert fragment in str(error.value), str(error.value)
-    return str(error.value)
 
 
 def test_reva_is_off_by_default_and_its_defaults_are_the_papers():
@@ -57,51 +49,51 @@ def test_transfer_source_and_ranking_model_are_evaluated(config):
     assert "torchvision:resnet18" in evaluated_models(validate_config(config))
 
 
-def test_unknown_attack_is_refused(config):
+def test_unknown_attack_isrefused(config):
     config["reva"]["attacks"] = {"names": ["fgsm", "deepfool"]}
-    _refused(config, "reva.attacks", "deepfool")
+    refused(config, "reva.attacks", "deepfool")
 
 
-def test_settings_of_an_attack_not_run_are_refused(config):
+def test_settings_of_an_attack_not_run_arerefused(config):
     config["reva"]["attacks"] = {"names": ["fgsm"], "settings": {"pgd": {"steps": 3}}}
-    _refused(config, "reva.attacks.settings", "pgd")
+    refused(config, "reva.attacks.settings", "pgd")
 
 
 @pytest.mark.parametrize("eps", [0, -0.1, 1.5])
-def test_attack_eps_outside_0_1_is_refused(config, eps):
+def test_attack_eps_outside_0_1_isrefused(config, eps):
     config["reva"]["attacks"] = {"names": ["pgd"], "settings": {"pgd": {"eps": eps}}}
-    _refused(config, "reva.attacks", "eps")
+    refused(config, "reva.attacks", "eps")
 
 
 @pytest.mark.parametrize("epsilon", [0, 1.2])
-def test_neighbour_epsilon_outside_0_1_is_refused(config, epsilon):
+def test_neighbour_epsilon_outside_0_1_isrefused(config, epsilon):
     config["reva"]["analyser"]["epsilon"] = epsilon
-    _refused(config, "reva.analyser.epsilon")
+    refused(config, "reva.analyser.epsilon")
 
 
-def test_a_weak_set_larger_than_the_pool_is_refused(config):
+def test_a_weak_set_larger_than_the_pool_isrefused(config):
     config["reva"]["weak"] = {"size": 800}
-    _refused(config, "reva.weak.size", "800", "793")
+    refused(config, "reva.weak.size", "800", "793")
 
 
-def test_a_pool_that_overlaps_the_evaluation_images_is_refused(config):
+def test_a_pool_that_overlaps_the_evaluation_images_isrefused(config):
     config["reva"]["train"].pop("exclude_categories16")
-    _refused(config, "reva.disjoint", "shares 207 images")
+    refused(config, "reva.disjoint", "shares 207 images")
     config["reva"]["disjoint"] = False
     assert reva_plan(validate_config(config)).pool_size == 1000
 
 
-def test_unlabelled_pools_and_evaluation_sets_are_refused(config):
+def test_unlabelled_pools_and_evaluation_sets_arerefused(config):
     config["reva"]["train"] = {"source": "builtin"}
-    _refused(config, "reva.train", "no labels")
+    refused(config, "reva.train", "no labels")
     config["reva"]["pool"] = "evaluation"
     config["dataset"] = {"source": "builtin"}
-    _refused(config, "reva.enabled", "labelled evaluation images")
+    refused(config, "reva.enabled", "labelled evaluation images")
 
 
 def test_from_finetune_must_name_an_entry(config):
     config["reva"]["from_finetune"] = "nope"
-    _refused(config, "reva.from_finetune", "'nope'")
+    refused(config, "reva.from_finetune", "'nope'")
 
 
 def test_the_evaluation_pool_needs_no_training_images(config):
@@ -110,9 +102,9 @@ def test_the_evaluation_pool_needs_no_training_images(config):
     assert (plan.pool_size, plan.weak_size, plan.pool_label()) == (207, 207, "evaluation")
 
 
-def test_unknown_reva_key_is_refused(config):
+def test_unknown_reva_key_isrefused(config):
     config["reva"]["weak"] = {"sizes": 3}
-    _refused(config, "reva.weak", "sizes")
+    refused(config, "reva.weak", "sizes")
 
 
 
@@ -141,12 +133,12 @@ def test_compared_methods_must_crop_and_flip_alike(compared):
         entry["method"] = method
         del entry["geometry"]
     compared["finetune"][-1]["reva"] = {"targeted": ["gaussian_noise"]}
-    _refused(compared, "reva.comparison", "Standard: crop none, flip False",
+    refused(compared, "reva.comparison", "Standard: crop none, flip False",
              "AugMix: crop resized (scale 0.08-1), flip True", "geometry")
     compared["finetune"][0]["geometry"] = {"crop": "resized", "flip": True}
     assert reva_plan(validate_config(compared)).comparison is not None
     compared["finetune"][1]["geometry"] = {"scale": [0.5, 1.0]}
-    _refused(compared, "reva.comparison", "AugMix: crop resized (scale 0.5-1)")
+    refused(compared, "reva.comparison", "AugMix: crop resized (scale 0.5-1)")
 
 
 def test_no_comparison_by_default(config):
@@ -191,17 +183,17 @@ def test_the_comparison_plan_names_its_methods_baselines_and_transfer_source(com
 )
 def test_a_wrong_comparison_is_refused_naming_its_key(compared, change, fragments):
     compared["reva"]["comparison"].update(change)
-    _refused(compared, *fragments)
+    refused(compared, *fragments)
 
 
 def test_compared_entries_must_share_base_and_training_images(compared):
     compared["finetune"][1]["base"] = "torchvision:resnet18"
-    _refused(compared, "differ in base", "AugMix: 'torchvision:resnet18'")
+    refused(compared, "differ in base", "AugMix: 'torchvision:resnet18'")
 
 
-def test_a_comparison_without_reva_enabled_is_refused(compared):
+def test_a_comparison_without_reva_enabled_isrefused(compared):
     compared["reva"]["enabled"] = False
-    _refused(compared, "reva.enabled is false")
+    refused(compared, "reva.enabled is false")
 
 
 def test_the_comparison_takes_every_run_attack_or_the_listed_subset(compared):
@@ -227,8 +219,8 @@ def test_part_one_validates_every_model_or_the_listed_ones(compared):
 def test_validated_models_must_include_the_base_a_targeted_auto_entry_reads(compared):
     compared["finetune"][-1]["method"] = "reva"  # targeted: auto by default
     compared["reva"]["models"] = ["finetuned:standard"]
-    _refused(compared, "reva.models", "'efficientnet-lite0'", "reva.targeted")
+    refused(compared, "reva.models", "'efficientnet-lite0'", "reva.targeted")
     compared["reva"]["models"] = ["efficientnet-lite0"]
     assert reva_plan(validate_config(compared)).validated == ["efficientnet-lite0"]
     compared["reva"]["models"] = ["nosuch:model"]
-    _refused(compared, "reva.models")
+    refused(compared, "reva.models")
