@@ -13,16 +13,14 @@ from pathlib import Path
 # loads its OpenMP runtime.
 os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
-import pyarrow as pa  # noqa: E402
 import torch  # noqa: E402
 
 from vcrbench.core.jobs import job  # noqa: E402
 from vcrbench.core.tables import read_table, write_table  # noqa: E402
 from vcrbench.models import resolve_device  # noqa: E402
-from vcrbench.training.adversarial import counterparts_of_index  # noqa: E402
+from vcrbench.training.adversarial import labelled_counterparts  # noqa: E402
 from vcrbench.training.methods import targeted_from_groups  # noqa: E402
 from vcrbench.training.scratch import (  # noqa: E402
-    ScratchRecipe,
     labelled_images,
     load_state,
     new_state,
@@ -31,17 +29,11 @@ from vcrbench.training.scratch import (  # noqa: E402
     test_accuracy,
     train_epoch,
 )
+from vcrbench.training.train_config import recipe_from_workflow  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "train_epoch") as log:
     inputs, params = snakemake.input, snakemake.params
-    values = dict(params.recipe)
-    adversarial = None
-    if "reva" in values:  # the workflow's REVa inputs (rules/functions/train.smk, train_recipe)
-        values["reva"] = dict(values["reva"])
-        standard = values["reva"].pop("standard")
-        measure = values["reva"].pop("auto_measure")
-        values["reva"].pop("pgd")
-    recipe = ScratchRecipe.from_dict(values)
+    recipe, standard, measure = recipe_from_workflow(params.recipe)
     if inputs.groups:
         recipe = recipe.with_targeted(targeted_from_groups(
             read_table(inputs.groups), f"trained:{standard}", measure))
@@ -50,13 +42,12 @@ with job(snakemake.log[0], snakemake.threads, "train_epoch") as log:
     epoch = int(snakemake.wildcards.epoch)
     device = resolve_device(params.device)
     images, labels = labelled_images(inputs.index, inputs.prepared, device)
+    adversarial = None
     if inputs.adversarial:
-        index = read_table(inputs.index)
-        index = index.filter(index.column("label").to_numpy() >= 0)
-        paths = ([inputs.adversarial] if isinstance(inputs.adversarial, str)
-                 else list(inputs.adversarial))
-        shards = pa.concat_tables([read_table(path) for path in paths])
-        adversarial = torch.from_numpy(counterparts_of_index(shards, index)).to(device)
+        shards = ([inputs.adversarial] if isinstance(inputs.adversarial, str)
+                  else list(inputs.adversarial))
+        adversarial = torch.from_numpy(
+            labelled_counterparts(read_table(inputs.index), shards)).to(device)
     state = new_state(recipe, device) if epoch == 1 else load_state(inputs.previous, recipe,
                                                                       device)
     start = time.perf_counter()

@@ -3,7 +3,7 @@
 from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.data.datasets import list_entries_from_config  # noqa: E402
 from vcrbench.training.scratch import ADVERSARIAL_METHODS as SCRATCH_ADVERSARIAL  # noqa: E402
-from vcrbench.training.train_config import pgd_identity, recipe_of_entry  # noqa: E402
+from vcrbench.training.train_config import pgd_identity, workflow_recipe  # noqa: E402
 
 # Models trained from scratch (config train[]), by name.
 TRAIN = {entry["name"]: entry for entry in config["train"]}
@@ -39,20 +39,9 @@ def train_data(wildcards):
 
 
 def train_recipe(wildcards):
-    """The entry's full recipe, passed as a parameter so that a changed setting trains again;
-    a REVa entry's ``reva`` part also names what else its training reads (the standard model,
-    the measure that chooses targeted: auto, the PGD settings without the shard size), which
-    workflow_scripts/train_epoch.py takes out again."""
-    entry = TRAIN[wildcards.trained]
-    recipe = recipe_of_entry(entry, config["seed"]).as_dict()
-    if entry["method"] in SCRATCH_ADVERSARIAL:
-        reva = entry["reva"]
-        recipe["reva"].update(
-            standard=reva["standard"],
-            auto_measure=reva["auto_measure"],
-            pgd={k: v for k, v in reva["pgd"].items() if k != "shard_size"},
-        )
-    return recipe
+    """The entry's full recipe, passed as a parameter so that a changed setting trains again
+    (a REVa entry's also names its standard model, measure and PGD settings)."""
+    return workflow_recipe(TRAIN[wildcards.trained], config["seed"])
 
 
 def train_seed(wildcards):

@@ -101,3 +101,13 @@ def counterparts_of_index(shards: pa.Table, index: pa.Table) -> np.ndarray:
         r = row_of[image_id]
         out.append(np.frombuffer(images[r], np.uint8).reshape(heights[r], widths[r], 3))
     return np.stack(out) if out else np.empty((0, 0, 0, 3), np.uint8)
+
+
+def labelled_counterparts(index: pa.Table, shard_paths: list[str]) -> np.ndarray:
+    """The counterparts of an index's labelled images (label ≥ 0, the images a scratch epoch
+    trains on, in index order) from the PGD shard files: uint8 ``(N, H, W, 3)``."""
+    from vcrbench.core.tables import read_table
+
+    labelled = index.filter(np.asarray(index.column("label").to_numpy()) >= 0)
+    shards = pa.concat_tables([read_table(path) for path in shard_paths])
+    return counterparts_of_index(shards, labelled)

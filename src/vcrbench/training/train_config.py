@@ -47,6 +47,38 @@ def recipe_of_entry(entry: Mapping[str, Any], run_seed: int) -> ScratchRecipe:
                                     "reva": reva_settings(entry), "seed": seed})
 
 
+def workflow_recipe(entry: Mapping[str, Any], run_seed: int) -> dict[str, Any]:
+    """The recipe a ``train_epoch`` job is given (:meth:`ScratchRecipe.as_dict` of
+    :func:`recipe_of_entry`), so that a changed setting trains again. A REVa entry's ``reva``
+    part also names what else its training reads: the standard entry, the measure that chooses
+    ``targeted: auto`` and the PGD settings without the shard size (:func:`recipe_from_workflow`
+    takes them out again)."""
+    recipe = recipe_of_entry(entry, run_seed).as_dict()
+    if entry["method"] in ADVERSARIAL_METHODS:
+        reva = entry["reva"]
+        recipe["reva"].update(
+            standard=reva["standard"],
+            auto_measure=reva["auto_measure"],
+            pgd={k: v for k, v in reva["pgd"].items() if k != "shard_size"},
+        )
+    return recipe
+
+
+def recipe_from_workflow(values: Mapping[str, Any]) -> tuple[ScratchRecipe, str | None,
+                                                               str | None]:
+    """``(recipe, standard, auto_measure)`` of a :func:`workflow_recipe` dict: the recipe, and
+    for a REVa entry the standard entry's name and the measure of ``targeted: auto`` (None
+    otherwise)."""
+    values = dict(values)
+    standard = measure = None
+    if "reva" in values:
+        reva = dict(values["reva"])
+        standard, measure = reva.pop("standard"), reva.pop("auto_measure")
+        reva.pop("pgd")
+        values["reva"] = reva
+    return ScratchRecipe.from_dict(values), standard, measure
+
+
 def augmix_settings(entry: Mapping[str, Any]) -> AugMixSettings | None:
     """The AugMix settings of an entry of an AugMix method (its ``augmix`` keys over AugMix's
     defaults; ``severity: auto`` is 3 on CIFAR data), None for other methods."""

@@ -321,6 +321,24 @@ def test_counterpart_shards_cover_the_index_in_order_and_a_missing_one_is_named(
         counterparts_of_index(table.slice(0, 2), index)
 
 
+def test_a_scratch_epoch_reads_the_counterparts_of_its_labelled_images(tmp_path):
+    from vcrbench.core.tables import write_table
+    from vcrbench.training.adversarial import labelled_counterparts
+
+    images = _images(3)
+    rows = [pa.table({"image_id": [i], "label": pa.array([label], pa.int16()),
+                      "height": pa.array([32], pa.int32()), "width": pa.array([32], pa.int32()),
+                      "linf": pa.array([0], pa.int16()), "image": [images[k].tobytes()]})
+            for k, (i, label) in enumerate([("a", 1), ("b", 2), ("c", 3)])]
+    paths = [str(tmp_path / "shard-0.parquet"), str(tmp_path / "shard-1.parquet")]
+    write_table(pa.concat_tables(rows[:2]), paths[0])
+    write_table(rows[2], paths[1])
+    # "u" has no label, so the epoch does not train on it (scratch.labelled_images)
+    index = pa.table({"image_id": ["c", "u", "a"], "path": ["z", "w", "x"],
+                      "label": pa.array([3, -1, 1], pa.int16())})
+    assert np.array_equal(labelled_counterparts(index, paths), images[[2, 0]])
+
+
 # ----------------------------------------------------------------------------- REVa epochs
 
 

@@ -116,6 +116,24 @@ def test_reva_entries_get_augmix_and_reva_settings(root: Path) -> None:
     assert evaluated_models(config) == ["trained:net", "trained:enhanced"]
 
 
+def test_the_workflow_recipe_names_what_a_reva_epoch_reads_and_gives_back_the_recipe(
+        root: Path) -> None:
+    from vcrbench.training.train_config import recipe_from_workflow, workflow_recipe
+
+    config = validate_config(_reva_config(root, targeted=["fog"], pgd={"steps": 7}))
+    standard, enhanced = config["train"]
+    values = workflow_recipe(enhanced, config["seed"])
+    assert values["reva"]["standard"] == "net"
+    assert values["reva"]["pgd"]["steps"] == 7 and "shard_size" not in values["reva"]["pgd"]
+    recipe, name, measure = recipe_from_workflow(values)
+    assert recipe == recipe_of_entry(enhanced, config["seed"])
+    assert (name, measure) == ("net", enhanced["reva"]["auto_measure"])
+    assert "standard" in values["reva"]  # the job's parameters are left as given
+    plain = workflow_recipe(standard, config["seed"])
+    assert plain == recipe_of_entry(standard, config["seed"]).as_dict()
+    assert recipe_from_workflow(plain) == (recipe_of_entry(standard, config["seed"]), None, None)
+
+
 def test_reva_entries_sharing_a_standard_model_share_their_counterparts(root: Path) -> None:
     from vcrbench.training.train_config import pgd_identity
 
