@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from vcrbench.figures.style import (
     UNSUPPORTED_COLOUR,
+    error_extent,
     legend_below,
     model_colours,
     model_label,
@@ -110,9 +111,9 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
                         ax.plot(x + dx * width, 0.02, "x", color=UNSUPPORTED_COLOUR,
                                 label="R not reported")
                         continue
-                    err = None if lo is None else [[value - lo], [hi - value]]
-                    ax.errorbar(x + dx * width, value, yerr=err, fmt="o", ms=5, capsize=2,
-                                color=colours[model], mfc=colours[model] if filled else "white",
+                    ax.errorbar(x + dx * width, value, yerr=error_extent(value, lo, hi), fmt="o",
+                                ms=5, capsize=2, color=colours[model],
+                                mfc=colours[model] if filled else "white",
                                 label=f"{model_label(model)}, {label}")
         ax.set_xticks(range(len(corruptions)))
         ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
@@ -154,7 +155,7 @@ def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models:
                      dict(facecolor="white", edgecolor="0.3", hatch="///", label="robust"))
             ax.bar(i, r["value"], width=0.7, **style)
             if r["lo"] is not None:
-                ax.errorbar(i, r["value"], yerr=[[r["value"] - r["lo"]], [r["hi"] - r["value"]]],
+                ax.errorbar(i, r["value"], yerr=error_extent(r["value"], r["lo"], r["hi"]),
                             fmt="none", ecolor="black", capsize=2, lw=0.8)
         ax.axhline(1.0, ls="--", lw=0.8, color="0.4", label="= clean error")
         ax.set_xticks(range(len(part)))
@@ -223,10 +224,9 @@ def plot_comparison_errors(errors: pa.Table, *, methods: Mapping[str, str],
                 if r["value"] is None:
                     ax.plot(x, 0.0, "x", color=UNSUPPORTED_COLOUR, label="undefined")
                     continue
-                err = (None if r["lo"] is None else
-                       [[max(0.0, r["value"] - r["lo"])], [max(0.0, r["hi"] - r["value"])]])
-                ax.errorbar(x, r["value"], yerr=err, fmt="o", ms=4.5, capsize=2, lw=0.9,
-                            color=colours[model], label=f"{label} ({model_label(model)})")
+                ax.errorbar(x, r["value"], yerr=error_extent(r["value"], r["lo"], r["hi"]),
+                            fmt="o", ms=4.5, capsize=2, lw=0.9, color=colours[model],
+                            label=f"{label} ({model_label(model)})")
         means = [i for i, k in enumerate(keys) if k[1] in COMPARISON_MEANS]
         if means and means[0] > 0:
             ax.axvline(means[0] - 0.5, ls=":", lw=0.8, color="0.4")

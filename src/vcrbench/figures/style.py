@@ -115,6 +115,15 @@ def property_rows(table: pa.Table, metric: str, classes: int) -> dict[str, np.nd
     }
 
 
+def error_extent(value: float, lo: float | None, hi: float | None) -> list[list[float]] | None:
+    """Matplotlib's ``yerr`` of one point and its interval ``[lo, hi]``: ``[[below], [above]]``,
+    each at least 0 (a point a rounding error outside its interval, e.g. 1e-16 above an
+    interval [0, 0], gets no bar on that side instead of an error); None without an interval."""
+    if lo is None or hi is None:
+        return None
+    return [[max(0.0, value - lo)], [max(0.0, hi - value)]]
+
+
 def legend_below(fig: plt.Figure, handles: list, labels: list[str], ncol: int = 4) -> None:
     """One legend for the whole figure, under the axes (it never covers data)."""
     if handles:

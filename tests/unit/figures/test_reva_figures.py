@@ -92,6 +92,26 @@ def test_relative_errors_fill_the_non_robust_bars(tmp_path):
     assert "non-robust (worst-per-category)" in labels and "robust" in labels
 
 
+def test_a_value_a_rounding_error_outside_its_interval_draws(tmp_path):
+    # a near-chance network in the tiny CIFAR run: every error 0, one continuous relative error
+    # 1.2e-16 above its bootstrap interval [0, 0]
+    from vcrbench.figures.style import error_extent
+
+    assert error_extent(1.2e-16, 0.0, 0.0) == [[1.2e-16], [0.0]]
+    assert error_extent(2.0, 1.5, 3.0) == [[0.5], [1.0]]
+    assert error_extent(2.0, None, None) is None
+    relative = pa.table({
+        "model": ["m"], "kind": ["corruption"], "perturbation": ["gaussian_blur"],
+        "category": ["blur"], "measure": ["continuous"], "value": [1.233581e-16],
+        "lo": [0.0], "hi": [0.0],
+    })
+    groups = pa.table({"model": ["m"], "perturbation": ["gaussian_blur"],
+                       "measure": ["continuous"], "rule": ["worst-per-category"],
+                       "non_robust": [True], "chosen": [True]})
+    plot_relative_errors(relative, groups, models=["m"], paths=[tmp_path / "r.png"])
+    assert_png(tmp_path / "r.png")
+
+
 def test_empty_tables_give_a_no_data_figure(tmp_path):
     empty = pa.table({"model": pa.array([], pa.string())})
     fig = plot_relative_errors(empty, empty, models=[], paths=[tmp_path / "e.png"])
