@@ -1,8 +1,9 @@
 # Fine-tuning (config finetune[], and the entries the overlap report generates): a training
 # index per entry, one job per epoch (so an interrupted training resumes at its last finished
 # epoch), then the model checkpoint and its training log; finetuned:<name> models read
-# models/<name>/checkpoint.pt (model_checkpoint() in rules/infer.smk). Then every metric before
-# and after fine-tuning (VCR paper Table 3).
+# models/<name>/checkpoint.pt (model_checkpoint() in rules/functions/infer.smk). A base trained
+# here (trained:<name>, native-size runs) is an input of every job that loads it
+# (models/<name>/model.pt). Then every metric before and after fine-tuning (VCR paper Table 3).
 
 
 include: "functions/finetune.smk"
@@ -32,6 +33,7 @@ rule finetune_index:
 rule finetune_pgd:
     input:
         index=rules.finetune_index.output.index,
+        base=finetune_base_model,
     output:
         shard=f"{RESULTS}/models/{{name}}/pgd/base/shard-{{pgdshard}}.parquet",
     log:
@@ -59,6 +61,7 @@ rule finetune_pgd:
 use rule finetune_pgd as finetune_pgd_recraft with:
     input:
         index=rules.finetune_index.output.index,
+        base=finetune_base_model,
         model=previous_epoch_checkpoint,
     output:
         shard=f"{RESULTS}/models/{{name}}/pgd/epoch-{{epoch}}/shard-{{pgdshard}}.parquet",
@@ -71,6 +74,7 @@ use rule finetune_pgd as finetune_pgd_recraft with:
 rule finetune_epoch:
     input:
         index=rules.finetune_index.output.index,
+        base=finetune_base_model,
         previous=previous_epoch_checkpoint,
         adversarial=pgd_counterparts,
         groups=reva_targeted_groups,

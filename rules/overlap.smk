@@ -33,7 +33,7 @@ rule overlap_report:
         outcomes=overlap_tables("outcomes"),
         replicates=overlap_tables("replicates"),
         thresholds=OVERLAP["thresholds"],
-        classes=OVERLAP["classes"],
+        classes=overlap_classes(),
         n_boot=config["bootstrap"]["replicates"],
         seed=config["seed"],
     script:

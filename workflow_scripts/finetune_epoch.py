@@ -1,6 +1,7 @@
-"""Rule finetune_epoch: one epoch of one fine-tuning entry, from the base model or the
-previous epoch's checkpoint (REVa entries: with their PGD counterparts and, for targeted: auto,
-the non-robust corruptions of REVa part 1)."""
+"""Rule finetune_epoch: one epoch of one fine-tuning entry, from the base model (a registry
+model, or trained:<name> from the run's models folder) or the previous epoch's checkpoint (REVa
+entries: with their PGD counterparts and, for targeted: auto, the non-robust corruptions of REVa
+part 1)."""
 
 import sys
 import time
@@ -34,8 +35,10 @@ with job(snakemake.log[0], snakemake.threads, "finetune_epoch") as log:
     log.info("method %s%s", spec.method,
              f", targeted corruptions {list(spec.reva.targeted)}" if spec.method == "reva" else "")
     start = time.perf_counter()
+    # results/<run>/models, where a trained:<name> base lives (models/<entry>/train-index)
+    models_dir = str(Path(snakemake.input.index).parents[1])
     checkpoint, row = train_epoch(spec, index, epoch, previous, device, log,
-                                  adversarial=adversarial)
+                                  adversarial=adversarial, models_dir=models_dir)
     log.info("epoch %d on %s in %.1f s: %s", epoch, device, time.perf_counter() - start, row)
     save_checkpoint(checkpoint, snakemake.output.checkpoint)
     write_table(training_log([row]), snakemake.output.log_row)

@@ -19,9 +19,11 @@ with job(snakemake.log[0], snakemake.threads, "finetune_pgd") as log:
         params.base)
     rows = shard_rows(read_table(snakemake.input.index), int(snakemake.wildcards.pgdshard),
                       params.pgd["shard_size"])
+    # results/<run>/models, where a trained:<name> base lives (models/<entry>/train-index)
+    model = load_model(crafter, device, models_dir=str(Path(snakemake.input.index).parents[1]))
     start = time.perf_counter()
-    table = counterpart_table(rows, load_model(crafter, device), PgdSettings.from_config(
-        params.pgd, params.regime), seed=params.seed, device=device)
+    table = counterpart_table(rows, model, PgdSettings.from_config(params.pgd, params.regime),
+                              seed=params.seed, device=device)
     log.info("%d PGD counterparts on %s (%s) in %.1f s, max |delta| %s grey levels",
              table.num_rows, crafter, device, time.perf_counter() - start,
              max(table.column("linf").to_pylist(), default=0))

@@ -4,7 +4,7 @@ import json  # noqa: E402
 
 from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
-from vcrbench.data.datasets import list_entries_from_config  # noqa: E402
+from vcrbench.data.datasets import NATIVE, list_entries_from_config  # noqa: E402
 from vcrbench.training.augmix import CorruptionOp  # noqa: E402
 from vcrbench.training.spec import ADVERSARIAL_METHODS, regime_of, resolve_pgd  # noqa: E402
 
@@ -71,17 +71,39 @@ def augmentation_definition(wildcards):
     entry = FINETUNE[wildcards.name]
     augmentation, reva = entry["augmentation"], entry["reva"]
     if entry["method"] == "reva" and reva["targeted"] != "auto":
+        side = _side(entry)
         return {
-            name: dict(CorruptionOp.at(name, reva["severity"], reva["domain_fraction"]).params)
+            name: dict(
+                CorruptionOp.at(name, reva["severity"], reva["domain_fraction"], side=side).params
+            )
             for name in reva["targeted"]
         }
     if augmentation["corruption"] is None:
         return None
-    return sampling_definition(augmentation["corruption"], "uniform", augmentation["spacing"])
+    return sampling_definition(
+        augmentation["corruption"], "uniform", augmentation["spacing"], _side(entry)
+    )
+
+
+def _side(entry):
+    """The side (px) of an entry's training images: 224, or the native size (e.g. 32)."""
+    return dataset_side(entry["train"]) if entry["train"]["size"] == NATIVE else 224
 
 
 def finetune_base(wildcards):
     return FINETUNE[wildcards.name]["base"]
+
+
+def trained_base_file(base):
+    """The file of a base trained here (trained:<name> -> models/<name>/model.pt, rule
+    train_model), else nothing (registry models load from their caches)."""
+    kind, _, target = base.partition(":")
+    return f"{RESULTS}/models/{target}/model.pt" if kind == "trained" else []
+
+
+def finetune_base_model(wildcards):
+    """The base model's file that an entry's jobs load (trained:<name> bases only)."""
+    return trained_base_file(FINETUNE[wildcards.name]["base"])
 
 
 def pgd_settings(wildcards):

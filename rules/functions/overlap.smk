@@ -22,6 +22,12 @@ def overlap_tables(kind):
     }
 
 
+def overlap_classes():
+    """The property the report reads: 16 (ImageNet's categories) or the data set's own count
+    (overlap.classes 1000: 1000 on ImageNet, 10 on CIFAR-10)."""
+    return 16 if OVERLAP["classes"] == 16 else LABEL_SPACE.classes
+
+
 def overlap_clean_predictions():
     """model -> its clean predictions, for every model of the report."""
     return {

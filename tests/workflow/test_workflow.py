@@ -53,6 +53,8 @@ def _checkout_beside_shared(tmp_path):
         "config/cifar10.yaml",
         "config/test-cifar.yaml",
         "config/reva-cifar10.yaml",
+        "config/control-vcr-retraining-cifar10.yaml",
+        "config/control-noc-overlap-cifar10.yaml",
     ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
@@ -62,7 +64,8 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
     if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
                       "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml",
-                      "config/reva-cifar10.yaml"):
+                      "config/reva-cifar10.yaml", "config/control-vcr-retraining-cifar10.yaml",
+                      "config/control-noc-overlap-cifar10.yaml"):
         workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -82,6 +85,17 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         # CIFAR-10-C's severities; six attacks on both sets
         assert (counts["reva_analyse"], counts["reva_imagenet_c_score"]) == (2, 30), counts
         assert counts["reva_attack"] == 12 and counts["reva_report"] == 1, counts
+    counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
+    if configfile == "config/control-vcr-retraining-cifar10.yaml":
+        # fastnet's 8 epochs, two fine-tuning entries of 2 epochs from it, three models on six
+        # corruptions (docs/cifar.md, "Fine-tuning at 32 px": 104 jobs)
+        assert (counts["train_epoch"], counts["finetune_epoch"]) == (8, 4), counts
+        assert (counts["curves"], counts["retraining_table"], counts["total"]) == (18, 1, 104)
+    if configfile == "config/control-noc-overlap-cifar10.yaml":
+        # overlap-standard and one entry per ImageNet-NOC corruption (9 x 2 epochs), ten models
+        # on the eight candidates
+        assert (counts["finetune_epoch"], counts["predict_shard"]) == (18, 80), counts
+        assert (counts["overlap_report"], counts["total"]) == (1, 333), counts
     if configfile == "config/reva-sample.yaml":
         assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
                 "reva_curves", "reva_report"} <= planned, planned

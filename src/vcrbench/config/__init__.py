@@ -31,11 +31,16 @@ from vcrbench.models.registry import parse_model_name
 from vcrbench.overlap.config import (
     OVERLAP_PREFIX,
     baseline,
+    check_native_overlap,
     check_overlap,
     overlap_finetune_entries,
 )
 from vcrbench.reva.config import check_reva, reva_models
-from vcrbench.training.config import check_comparison_geometry, check_finetune
+from vcrbench.training.config import (
+    check_comparison_geometry,
+    check_finetune,
+    check_native_finetune,
+)
 from vcrbench.training.train_config import TRAINED_PREFIX, check_train, trained_names
 
 __all__ = ["evaluated_models", "model_slug", "validate_config"]
@@ -99,15 +104,17 @@ def check_semantics(config: Mapping[str, Any]) -> None:
     check_dataset(config["dataset"], "dataset")
     check_label_space(config)
     check_human(config)
-    generated = {
-        entry["name"]: "overlap.train"
-        for entry in config["finetune"] if entry["name"].startswith(OVERLAP_PREFIX)
-    }
-    check_finetune(config, train_keys=generated)
+    check_finetune(config, train_keys=_generated_train_keys(config))
     check_overlap(config)
     check_reva(config)
     check_comparison_geometry(compared_finetune_entries(config))
     check_train(config)
+
+
+def _generated_train_keys(config: Mapping[str, Any]) -> dict[str, str]:
+    """Entry name -> ``overlap.train`` for the fine-tuning entries the overlap report made."""
+    return {entry["name"]: "overlap.train"
+            for entry in config["finetune"] if entry["name"].startswith(OVERLAP_PREFIX)}
 
 
 def compared_finetune_entries(config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -124,19 +131,25 @@ def compared_finetune_entries(config: Mapping[str, Any]) -> dict[str, Mapping[st
 
 def check_label_space(config: Mapping[str, Any]) -> None:
     """A run on CIFAR labels or at native size: only what works there (models trained in its
-    label space; no human data, which is in ImageNet's 16 categories; no fine-tuning or overlap
-    sections, which are built at 224 px so far; REVa part 1 on models trained here, its pool a
-    train entry's images or reva.train, without part 2's fine-tuned comparison or 16-class
+    label space and models fine-tuned from them; no human data, which is in ImageNet's 16
+    categories; fine-tuning and the overlap report from a model trained here, on native-size
+    images of the run's label space; REVa part 1 on models trained here, its pool a train
+    entry's images or reva.train, without part 2's fine-tuned comparison or 16-class
     groups)."""
     from vcrbench.data.datasets import NATIVE, label_space
 
     dataset = config["dataset"]
     space = label_space(dataset)
-    if dataset["size"] == NATIVE or space.name != "imagenet":
+    native = dataset["size"] == NATIVE or space.name != "imagenet"
+    if native:
         _check_reva_label_space(config, space.name, dataset["size"])
+        check_native_overlap(config, space.name, dataset["size"])
+        check_native_finetune(config, train_keys=_generated_train_keys(config))
+    finetuned = {f"finetuned:{entry['name']}" for entry in config["finetune"]}
     if space.name != "imagenet":
         for name in evaluated_models(config):
-            if not name.startswith(TRAINED_PREFIX):
+            # a fine-tuned entry's base was checked above (a model trained here)
+            if not name.startswith(TRAINED_PREFIX) and name not in finetuned:
                 raise VcrbenchError(
                     f"config: model {name!r} classifies ImageNet's 1000 classes but the dataset "
                     f"has {space.name} labels ({space.classes} classes); evaluate models trained "
@@ -147,34 +160,30 @@ def check_label_space(config: Mapping[str, Any]) -> None:
                 f"config: human data are answers in ImageNet's 16 categories; the dataset has "
                 f"{space.name} labels, so remove human and human_discrimination"
             )
-    if dataset["size"] == NATIVE or space.name != "imagenet":
-        for key, on in (("finetune", bool(config["finetune"])),
-                        ("overlap.candidates", bool(config["overlap"]["candidates"]))):
-            if on:
-                raise VcrbenchError(
-                    f"config: {key} is set but the dataset is {space.name} at size "
-                    f"{dataset['size']}; fine-tuning and the overlap report run on 224 px "
-                    "ImageNet-labelled images so far (docs/cifar.md, 'Not built yet')"
-                )
 
 
 def _check_reva_label_space(config: Mapping[str, Any], space: str, size) -> None:
-    """REVa on a CIFAR or native-size run: part 1 only, on models trained here (no fine-tuned
-    methods or pool, no 16-class groups, which need ImageNet's categories)."""
+    """REVa on a CIFAR or native-size run: part 1 on models trained here, part 2 comparing
+    models trained here (fine-tuning runs there, but REVa's fine-tuned pool and compared
+    fine-tuned methods are built and checked at 224 px only; no 16-class groups, which need
+    ImageNet's categories)."""
     reva = config["reva"]
     if not reva["enabled"]:
         return
     where = f"the dataset is {space} at size {size}"
     if reva["from_finetune"] is not None:
         raise VcrbenchError(
-            f"config: reva.from_finetune is set but {where}, where fine-tuning is not built; "
-            "use the training images of a train entry (reva.from_train: <name>)")
+            f"config: reva.from_finetune is set but {where}, where a fine-tuning entry's images "
+            "as REVa's pool are not built (224 px only; docs/cifar.md, 'Not built yet'); use "
+            "the training images of a train entry (reva.from_train: <name>)")
     finetuned = {label: model for label, model in reva["comparison"]["methods"].items()
                  if isinstance(model, str) and model.startswith("finetuned:")}
     if finetuned:
         raise VcrbenchError(
             f"config: reva.comparison.methods {finetuned} are fine-tuned models but {where}, "
-            "where fine-tuning is not built; compare models trained here (trained:<name>)")
+            "where REVa's comparison of fine-tuned methods is not built (224 px only; "
+            "docs/cifar.md, 'Not built yet'); compare models trained here (trained:<name>, "
+            "train entries of methods standard, augmix, reva_minus, reva)")
     if size == "native" and config["scoring"]["small_images"] != "enlarge":
         raise VcrbenchError(
             f"config: scoring.small_images is {config['scoring']['small_images']} but REVa's "

@@ -444,8 +444,15 @@ def plot_r_vs_imagenet_c(
     return fig
 
 
-RETRAINING_PANELS = (("R", "accuracy", 1000), ("R", "accuracy", 16), ("R", "consistency", 1000),
+#: Panels of the retraining figure: (quantity, metric, classes); classes None: the data set's
+#: own classes (1000 for ImageNet, 10 for CIFAR-10), else the 16 categories.
+RETRAINING_PANELS = (("R", "accuracy", None), ("R", "accuracy", 16), ("R", "consistency", None),
                      ("HMRI", "accuracy", 16), ("MRSI", "accuracy", 16))
+
+
+def _panel_of(row: dict) -> tuple:
+    """The :data:`RETRAINING_PANELS` key of a retraining-table row."""
+    return row["quantity"], row["metric"], 16 if row["classes"] == 16 else None
 
 
 def plot_retraining(
@@ -458,8 +465,7 @@ def plot_retraining(
     finetuned = list(dict.fromkeys(r["finetuned"] for r in data))
     colours = model_colours(models or finetuned)
     panels = [p for p in RETRAINING_PANELS
-              if any((r["quantity"], r["metric"], r["classes"]) == p and r["after"] is not None
-                     for r in data)]
+              if any(_panel_of(r) == p and r["after"] is not None for r in data)]
     if not finetuned or not panels:
         raise VcrbenchError("retraining figure: the retraining table has no values to plot")
     corruptions = list(dict.fromkeys(r["corruption"] for r in data))
@@ -470,7 +476,7 @@ def plot_retraining(
     for i, name in enumerate(finetuned):
         for ax, panel in zip(axes[i], panels, strict=True):
             rows = {r["corruption"]: r for r in data if r["finetuned"] == name
-                    and (r["quantity"], r["metric"], r["classes"]) == panel}
+                    and _panel_of(r) == panel}
             sides = ((-0.15, "before", "0.55", "before (base model)"),
                      (0.15, "after", colours[name], "after fine-tuning"))
             for offset, side, colour, label in sides:

@@ -125,7 +125,7 @@ class LoadedModel:
         engines: the inference engines built for it so far (:func:`vcrbench.models.engines.
             engine_for` keeps them here to reuse them).
         classes: the number of outputs: 1000 (ImageNet-1k) for every kind but ``trained:``
-            (its data set's classes, e.g. 10 for CIFAR-10).
+            (its data set's classes, e.g. 10 for CIFAR-10) and ``finetuned:`` (its base's).
     """
 
     name: str
@@ -235,14 +235,15 @@ def parse_model_name(name: str) -> ModelSpec:
 
 
 def _load_finetuned(target: str, models_dir: str | Path | None) -> tuple:
-    """``(module, preprocessing, description)`` of ``finetuned:<target>``, on the CPU: its base
-    model from the registry (same architecture and preprocessing) with the checkpoint's weights,
-    loaded strictly (every tensor must match)."""
+    """``(module, preprocessing, description, classes)`` of ``finetuned:<target>``, on the
+    CPU: its base model from the registry (same architecture, preprocessing and classes; a
+    ``trained:<name>`` base from ``models_dir`` too) with the checkpoint's weights, loaded
+    strictly (every tensor must match)."""
     from vcrbench.models.finetuned import checkpoint_path, read_checkpoint
 
     path = checkpoint_path(target, models_dir)
     checkpoint = read_checkpoint(path)
-    base = load_model(checkpoint["base"], "cpu")
+    base = load_model(checkpoint["base"], "cpu", models_dir=models_dir)
     try:
         base.module.load_state_dict(checkpoint["state_dict"], strict=True)
     except RuntimeError as error:
@@ -254,7 +255,7 @@ def _load_finetuned(target: str, models_dir: str | Path | None) -> tuple:
         f"{checkpoint['name']}: {checkpoint['base']} fine-tuned for {checkpoint['epoch']} "
         f"epochs ({path})"
     )
-    return base.module.eval(), base.preprocessing, description
+    return base.module.eval(), base.preprocessing, description, base.classes
 
 
 def load_model(
@@ -262,7 +263,8 @@ def load_model(
 ) -> LoadedModel:
     """Load a model by name (see :data:`MODEL_FORMS`) onto ``device``, in eval mode.
 
-    ``models_dir``: where ``finetuned:<name>`` checkpoints live (``<models_dir>/<name>/``).
+    ``models_dir``: where ``finetuned:<name>`` and ``trained:<name>`` checkpoints live
+    (``<models_dir>/<name>/``; a fine-tuned model's ``trained:`` base is looked up there too).
     """
     import torch
 
@@ -276,7 +278,7 @@ def load_model(
 
         module, pre, description, classes = load_trained(spec.target, models_dir)
     elif spec.kind == "finetuned":
-        module, pre, description = _load_finetuned(spec.target, models_dir)
+        module, pre, description, classes = _load_finetuned(spec.target, models_dir)
     elif spec.kind == "efficientnet-lite":
         module = efficientnet_lite.build(spec.target)
         pre: PreprocessFn = efficientnet_lite.preprocessing(spec.target)

@@ -86,6 +86,41 @@ def overlap_finetune_entries(overlap: Mapping[str, Any]) -> list[dict[str, Any]]
     ]
 
 
+def check_native_overlap(config: Mapping[str, Any], space: str, size: Any) -> None:
+    """The overlap report on a run at native size or on CIFAR labels (e.g. 32 px CIFAR-10):
+    its generated models are fine-tuned from a model trained here, so ``overlap.base`` is
+    ``trained:<name>`` of a train entry; the CE baseline (``overlap.baseline``, the papers'
+    AlexNet, an ImageNet model) is null (= the base) or a model trained here too; accuracy is
+    over the data set's own classes (``classes: 1000`` means the whole label space there; the
+    16 categories are ImageNet's)."""
+    overlap = config["overlap"]
+    if not overlap["candidates"]:
+        return
+    trained = [entry["name"] for entry in config.get("train", [])]
+    entries = f"train entries: {', '.join(trained) or 'none'}"
+    where = f"the dataset is {space} at size {size}"
+    for key in ("base", "baseline"):
+        model = overlap[key]
+        if model is None:
+            continue
+        target = model.partition(":")[2] if model.startswith("trained:") else None
+        if target is None:
+            extra = (" (the papers' CE baseline is AlexNet, an ImageNet model; on these images "
+                     "the baseline is a model trained here, or null for overlap.base)"
+                     if key == "baseline" else "")
+            raise VcrbenchError(
+                f"config: overlap.{key} is {model!r}, a model of ImageNet's 1000 classes, but "
+                f"{where}{extra}; set overlap.{key}: trained:<name> of a train entry "
+                f"({entries})")
+        if target not in trained:
+            raise VcrbenchError(f"config: overlap.{key} {model!r} names no train entry "
+                                f"({entries}); name one")
+    if overlap["classes"] == 16:
+        raise VcrbenchError(
+            f"config: overlap.classes is 16, ImageNet's 16 categories, but {where}; use "
+            "classes: 1000 (accuracy over the data set's own classes)")
+
+
 def check_overlap(config: Mapping[str, Any]) -> None:
     """The overlap report: at least two candidates among the run's corruptions, registry models."""
     overlap = config["overlap"]

@@ -58,10 +58,12 @@ SCORES = ("noc", "vcr")
 
 
 def clean_correct(index: pa.Table, clean: pa.Table, classes: int) -> np.ndarray:
-    """(n_images,) 1.0 / 0.0 per image of the index, NaN where the image has no label."""
+    """(n_images,) 1.0 / 0.0 per image of the index, NaN where the image has no label;
+    ``classes`` 16: ImageNet's 16 categories, else the data set's own classes (1000 for
+    ImageNet, 10 for CIFAR-10)."""
     if clean.column("image_id").to_pylist() != index.column("image_id").to_pylist():
         raise VcrbenchError("clean predictions and the index do not list the same images")
-    if classes == 1000:
+    if classes != 16:
         label, decision = index.column("label").to_numpy(), clean.column("top1").to_numpy()
     else:
         label = index.column("category16").to_numpy()
@@ -74,7 +76,7 @@ def clean_correct(index: pa.Table, clean: pa.Table, classes: int) -> np.ndarray:
 def image_sums(outcomes: pa.Table, image_ids: list[str], classes: int
                ) -> tuple[np.ndarray, np.ndarray]:
     """Per image of the index: (number of labelled samples, number of correct ones)."""
-    column = outcomes.column("correct" if classes == 1000 else "correct16")
+    column = outcomes.column("correct16" if classes == 16 else "correct")
     position = {image_id: i for i, image_id in enumerate(image_ids)}
     where = np.array([position[i] for i in outcomes.column("image_id").to_pylist()], np.int64)
     known = pc.is_valid(column).to_numpy(zero_copy_only=False)
@@ -124,7 +126,8 @@ def overlap_report(
         clean: model -> :func:`clean_correct` of its clean predictions.
         outcomes: (model, corruption) -> ``outcomes/<m>/<c>.parquet``.
         r_a: (model, corruption) -> R_a of the summary; r_a_replicates: its bootstrap areas.
-        thresholds: Algorithm 1 thresholds; classes: 1000 or 16; replicates: B; seed: run seed.
+        thresholds: Algorithm 1 thresholds; classes: the data set's own count (1000 for
+            ImageNet, 10 for CIFAR-10) or 16; replicates: B; seed: run seed.
     """
     models = list(dict.fromkeys([*roles.values(), baseline]))
     weights = unit_weights(seed, "images", image_ids, replicates)
@@ -134,7 +137,7 @@ def overlap_report(
         counts, sums = known.astype(np.float64), np.where(known, clean[model], 0.0)
         if not counts.any():
             raise VcrbenchError(f"overlap: no image has a {classes}-class label; use classes: "
-                                f"{16 if classes == 1000 else 1000} or labelled images")
+                                f"{1000 if classes == 16 else 16} or labelled images")
         accuracy_clean[model] = float(sums.sum() / counts.sum())
         accuracy_clean_b[model] = _weighted_mean(weights, counts, sums)
         for corruption in candidates:

@@ -3,10 +3,11 @@ training dataset", crafted with PGD against the standard model).
 
 The counterparts are crafted with :func:`vcrbench.attacks.attack_images` (PGD, untargeted, L∞,
 through the model's own preprocessing; random start keyed by ``(seed, "pgd", image_id)``), on
-the prepared 224 × 224 uint8 training images, and rounded so that ``‖δ‖∞ ≤ ε`` holds on the
-stored uint8 pixels. Static (the default): once, on the base model, shared by every entry with
-the same base, training images, PGD settings and seed. With ``reva.pgd.recraft``: again at the
-start of every epoch ``e > 1``, on the model after epoch ``e − 1``.
+the prepared uint8 training images (224 × 224, or the index's native size), and rounded so that
+``‖δ‖∞ ≤ ε`` holds on the stored uint8 pixels. Static (the default): once, on the base model,
+shared by every entry with the same base, training images, PGD settings and seed. With
+``reva.pgd.recraft``: again at the start of every epoch ``e > 1``, on the model after epoch
+``e − 1``.
 
 Schema of a shard, ``models/<name>/pgd/base/shard-<k>.parquet`` (or ``pgd/epoch-<e>/…``), rows
 ``[k · shard_size, (k + 1) · shard_size)`` of the training index: ``image_id`` (string),
@@ -53,12 +54,13 @@ def craft_counterparts(images: np.ndarray, labels: np.ndarray, image_ids: list[s
 def counterpart_table(rows: pa.Table, model, settings: PgdSettings, *, seed: int,
                       batch_size: int = 32, device: str | torch.device = "cpu") -> pa.Table:
     """The PGD counterparts of the training-index ``rows`` as a shard (module docstring), the
-    images decoded from their files."""
-    from vcrbench.data.datasets import load_images
+    images decoded from their files at the index's size (224 px crops, or native: e.g. 32 px)."""
+    from vcrbench.data.datasets import index_size, load_images
 
     return counterparts_of_images(
         rows.column("image_id").to_pylist(), rows.column("label").to_numpy(),
-        load_images(rows.column("path").to_pylist()), model, settings, seed=seed,
+        load_images(rows.column("path").to_pylist(), index_size(rows)), model, settings,
+        seed=seed,
         batch_size=batch_size, device=device)
 
 

@@ -11,6 +11,10 @@ same after a restart and whatever the batch size.
 images of each batch (a random subset, since the order is random) are corrupted with their own
 parameters drawn over the corruption's whole domain (``linear``: U(C) as in the paper, or
 ``visual``) and their own pixel-noise seed; the corrupted uint8 image is what the model sees.
+On images of side ``s`` other than 224 px the parameters are drawn as for 224 px and their
+pixel lengths moved to ``s`` exactly as the evaluation's samples are
+(:func:`~vcrbench.corruptions.sampling.scale_point`), so training and evaluation corrupt a
+32 px image alike.
 
 :class:`AugMixAugmentation` (methods ``augmix``, ``reva_minus``, ``reva``): the clean image as
 ``input``, two AugMix views (:data:`AUGMIX_VIEWS`, :mod:`vcrbench.training.augmix`; view ``v``
@@ -43,6 +47,7 @@ from vcrbench.core.seeding import (
     EPOCH_PARAMETERS,
     seed_of,
 )
+from vcrbench.errors import VcrbenchError
 from vcrbench.training.spec import TrainingSpec, epoch_order
 
 #: The view whose accuracy and loss the training log splits into clean and corrupted images.
@@ -172,20 +177,32 @@ def crop_flip(images: np.ndarray, draws: GeometryDraws, spec: TrainingSpec,
     return out.cpu().numpy()
 
 
+def square_side(images: np.ndarray) -> int:
+    """The side (px) of a batch of square ``(B, s, s, 3)`` images; an error for others (the
+    corruptions' pixel lengths scale with one side)."""
+    if images.ndim != 4 or images.shape[1] != images.shape[2]:
+        raise VcrbenchError(f"training images must be square (B, s, s, 3), got {images.shape}")
+    return int(images.shape[1])
+
+
 def corrupted_count(batch: int, fraction: float) -> int:
     """How many images of a batch of ``batch`` are corrupted: ``round(fraction · batch)``,
     half rounded up (so 0.5 of an odd batch corrupts the larger half)."""
     return min(batch, int(math.floor(fraction * batch + 0.5)))
 
 
-def augmentation_draws(spec: TrainingSpec, epoch: int, positions: range
-                       ) -> tuple[dict[str, np.ndarray], list[int]]:
+def augmentation_draws(spec: TrainingSpec, epoch: int, positions: range,
+                       side: int = 224) -> tuple[dict[str, np.ndarray], list[int]]:
     """Parameters (name -> (k,) float64) and pixel-noise seeds of the images at ``positions``
-    (their places in the epoch's order) for the augmentation corruption."""
+    (their places in the epoch's order) for the augmentation corruption, on images of ``side``
+    px: each point drawn as for a 224 px image, then its pixel lengths moved to ``side`` as
+    the evaluation's samples are (:func:`vcrbench.corruptions.sampling.scale_point`; nothing
+    changes at 224)."""
     from vcrbench.corruptions import get_corruption
-    from vcrbench.corruptions.sampling import sample_parameters
+    from vcrbench.corruptions.sampling import REFERENCE_SIDE, sample_parameters, scale_point
 
-    names = list(get_corruption(spec.corruption).parameters)
+    corruption = get_corruption(spec.corruption)
+    names = list(corruption.parameters)
     points = [
         sample_parameters(
             spec.corruption, np.random.default_rng(spec.key(epoch, EPOCH_PARAMETERS, p)),
@@ -193,6 +210,8 @@ def augmentation_draws(spec: TrainingSpec, epoch: int, positions: range
         )
         for p in positions
     ]
+    if side != REFERENCE_SIDE:
+        points = [scale_point(corruption, point, side) for point in points]
     seeds = [seed_of(spec.key(epoch, EPOCH_NOISE, p)) for p in positions]
     params = {n: np.array([point[n] for point in points], np.float64) for n in names}
     return params, seeds
@@ -201,7 +220,8 @@ def augmentation_draws(spec: TrainingSpec, epoch: int, positions: range
 @dataclass(frozen=True)
 class CorruptionAugmentation:
     """The fine-tuning entry's corruption on a fraction of each batch (module docstring); no
-    image is changed when the entry has no augmentation corruption."""
+    image is changed when the entry has no augmentation corruption. The parameters are drawn
+    for the batch's image side (square ``(B, s, s, 3)`` images; :func:`augmentation_draws`)."""
 
     spec: TrainingSpec
 
@@ -212,7 +232,8 @@ class CorruptionAugmentation:
         spec = self.spec
         k = corrupted_count(len(images), spec.fraction) if spec.corruption else 0
         if k:
-            params, seeds = augmentation_draws(spec, epoch, positions[:k])
+            params, seeds = augmentation_draws(spec, epoch, positions[:k],
+                                               side=square_side(images))
             images[:k] = corrupt_uint8(spec.corruption, images[:k], params, seeds, device)
         corrupted = np.zeros(len(images), bool)
         corrupted[:k] = True

@@ -161,16 +161,21 @@ class CorruptionOp:
     def at(cls, name: str, severity: int | None = None,
            domain_fraction: float | None = None, side: int = 224) -> CorruptionOp:
         """The corruption at ``identity + domain_fraction · (strongest − identity)`` per
-        parameter when ``domain_fraction`` is given, else at ImageNet-C severity ``severity``
-        (1–5; at ``side`` 32 px CIFAR-10-C's, :func:`vcrbench.corruptions.imagenet_c_samples`)."""
+        parameter when ``domain_fraction`` is given (a point of the 224 px domain, its pixel
+        lengths moved to ``side`` as the evaluation's samples are,
+        :func:`vcrbench.corruptions.sampling.scale_point`), else at ImageNet-C severity
+        ``severity`` (1–5; at ``side`` 32 px CIFAR-10-C's,
+        :func:`vcrbench.corruptions.imagenet_c_samples`)."""
         from vcrbench.corruptions import get_corruption, imagenet_c_samples
+        from vcrbench.corruptions.sampling import REFERENCE_SIDE, scale_point
         from vcrbench.errors import VcrbenchError
 
         spec = get_corruption(name)
         if domain_fraction is not None:
-            return cls(name, {p: spec.identity[p] + domain_fraction * (spec.strongest[p]
-                                                                       - spec.identity[p])
-                              for p in spec.parameters})
+            point = {p: spec.identity[p] + domain_fraction * (spec.strongest[p]
+                                                             - spec.identity[p])
+                     for p in spec.parameters}
+            return cls(name, point if side == REFERENCE_SIDE else scale_point(spec, point, side))
         if severity is None:
             raise VcrbenchError(f"corruption {name}: give a severity or a domain fraction")
         if spec.imagenet_c_severities is None:

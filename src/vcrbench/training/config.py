@@ -58,6 +58,94 @@ def check_finetune(config: Mapping[str, Any], train_keys: Mapping[str, str] | No
             )
 
 
+def check_native_finetune(config: Mapping[str, Any],
+                          train_keys: Mapping[str, str] | None = None) -> None:
+    """Fine-tuning entries of a run at native size or on CIFAR labels (``dataset.size:
+    native``, e.g. 32 px CIFAR-10): the base is a model trained here (``trained:<name>`` of a
+    train entry, which classifies the run's label space at its image side), and the training
+    images are labelled in the run's label space, at its native side, none of them (compared
+    by file: class-folder ids repeat across splits) an evaluation image.
+
+    ``train_keys``: entry name -> the config key that sets its training images (as in
+    :func:`check_finetune`). Raises :class:`VcrbenchError` naming the entry, the key and what
+    to use instead, before any job.
+    """
+    from vcrbench.data.datasets import (
+        NATIVE,
+        dataset_side,
+        label_space,
+        list_entries_from_config,
+    )
+    from vcrbench.training.train_config import TRAINED_PREFIX
+
+    train_keys = train_keys or {}
+    dataset = config["dataset"]
+    space, side = label_space(dataset), dataset_side(dataset)
+    run = f"{space.name} at size {dataset['size']} ({side} px)"
+    trained = [entry["name"] for entry in config.get("train", [])]
+    evaluated: set[str] | None = None
+    checked: dict[str, None] = {}
+    for i, entry in enumerate(config["finetune"]):
+        where = f"config: finetune[{i}] ({entry['name']})"
+        base = entry["base"]
+        target = base[len(TRAINED_PREFIX):] if base.startswith(TRAINED_PREFIX) else None
+        if target is None:
+            raise VcrbenchError(
+                f"{where}.base {base!r} is not a model trained here, but the run's dataset is "
+                f"{run}; fine-tuning there starts from a model trained in that label space at "
+                f"that size: set base: trained:<name> of a train entry (entries: "
+                f"{', '.join(trained) or 'none'})")
+        if target not in trained:
+            raise VcrbenchError(
+                f"{where}.base {base!r} names no train entry (entries: "
+                f"{', '.join(trained) or 'none'}); name one, or add a train entry with name: "
+                f"{target} (a checkpoint path is not accepted here: the workflow trains the "
+                "base first)")
+        reva = entry.get("reva") or {}
+        if entry.get("method") == "reva" and reva.get("targeted", "auto") != "auto" and (
+                reva.get("domain_fraction") is None):
+            from vcrbench.corruptions import imagenet_c_samples
+
+            for name in reva["targeted"]:
+                try:
+                    imagenet_c_samples(name, side)
+                except (KeyError, VcrbenchError) as error:
+                    raise VcrbenchError(f"{where}.reva.targeted: {name!r} at {side} px: {error}; "
+                                        "set reva.domain_fraction or leave it out") from None
+        key = train_keys.get(entry["name"], f"finetune[{i}].train")
+        data = entry["train"]
+        check_dataset(data, key)
+        data_space = label_space(data)
+        if data["source"] == "builtin":
+            raise VcrbenchError(
+                f"{where}: {key} is the builtin photographs, which have no labels and cannot "
+                f"train a model; set {key} to labelled {space.name} images (e.g. source: "
+                f"imagefolder with classes: {space.name}, size: native)")
+        if data_space != space:
+            raise VcrbenchError(
+                f"{where}: {key} has {data_space.name} labels ({data_space.classes} classes) "
+                f"but the run's dataset and {base} have {space.name} labels ({space.classes}); "
+                f"fine-tune on labelled {space.name} images (e.g. source: imagefolder with "
+                f"classes: {space.name}, or source: {space.name} with split: train)")
+        data_side = dataset_side(data)
+        if data.get("size") != NATIVE or data_side != side:
+            raise VcrbenchError(
+                f"{where}: {key} has {data_side} px images but {base} takes the run's {side} px "
+                f"images; set {key}.size: native on {side} px images")
+        identity = repr(sorted(data.items()))
+        if identity in checked:
+            continue
+        checked[identity] = None
+        if evaluated is None:
+            evaluated = {e.path for e in list_entries_from_config(dataset)}
+        shared = sorted(e.path for e in list_entries_from_config(data) if e.path in evaluated)
+        if shared:
+            raise VcrbenchError(
+                f"{where}: {key} shares {len(shared)} images with the run's dataset (e.g. "
+                f"{shared[0]}); fine-tune on other images (e.g. the training split) than those "
+                "evaluated")
+
+
 def check_method(config: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> None:
     """An entry's ``method`` and its settings (``augmix``, ``reva``, ``geometry``,
     ``clip_grad_norm``; ``auto`` values resolved for its training images)."""

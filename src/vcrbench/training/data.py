@@ -21,8 +21,9 @@ def check_training_index(train: pa.Table, evaluation: pa.Table, name: str, *,
     if unlabelled:
         example = train.column("image_id")[int(np.flatnonzero(labels < 0)[0])].as_py()
         raise VcrbenchError(
-            f"{section} {name}: {unlabelled} of {train.num_rows} training images have no ImageNet "
-            f"label (e.g. {example}); use a folder with WNID subfolders or '<WNID>_' file names"
+            f"{section} {name}: {unlabelled} of {train.num_rows} training images have no label "
+            f"(e.g. {example}); use labelled images (ImageNet: WNID subfolders or '<WNID>_' file "
+            "names; CIFAR: a CIFAR source or class folders with classes: cifar10)"
         )
     shared = set(train.column("image_id").to_pylist()) & set(
         evaluation.column("image_id").to_pylist()

@@ -13,9 +13,10 @@ One epoch ``e`` (1-based) of entry ``name``:
    :mod:`~vcrbench.training.methods`: for ``standard`` the entry's corruption on a fraction of
    the images, :class:`~vcrbench.training.augmentation.CorruptionAugmentation`).
 3. Step: every view through the base model's preprocessing and the model in one forward pass,
-   the loss per image (by default the method's; ``standard``: cross-entropy on the 1000
-   ImageNet logits), SGD with momentum (defaults: the VCR paper's fine-tuning, lr 0.001,
-   momentum 0.9; REVa follows AugMix, lr 0.1) at the epoch's learning rate (constant, cosine or
+   the loss per image (by default the method's; ``standard``: cross-entropy over the base
+   model's classes, the training images' label space: ImageNet's 1000, CIFAR-10's 10), SGD
+   with momentum (defaults: the VCR paper's fine-tuning, lr 0.001, momentum 0.9; REVa follows
+   AugMix, lr 0.1) at the epoch's learning rate (constant, cosine or
    step schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
    layers`), their gradient's L2 norm first clipped to ``clip_grad_norm`` when set.
 
@@ -23,11 +24,17 @@ Randomness of dropout comes from torch's global generator, seeded per epoch from
 ``(seed, name, e)``, so an epoch computed after a restart equals the uninterrupted one. On the CPU
 the result is bit-identical across runs with the same torch build and thread count.
 
+Image size: every stage takes it from the training index (:func:`~vcrbench.data.datasets.
+index_size`): the prepared 224 px crops, or the images at their native size (e.g. CIFAR's
+32 px, fine-tuning a model trained here, ``trained:<name>``); the crops, the corruption's pixel
+lengths and REVa's targeted corruptions follow that side.
+
 Training log (one row per epoch, ``models/<name>/training-log.parquet``): ``epoch`` (int32),
 ``lr``, ``loss`` and ``accuracy`` over all training images of the epoch as they were seen
 (float64), the same split into ``loss_clean`` / ``accuracy_clean`` and ``loss_corrupted`` /
 ``accuracy_corrupted`` (null when the epoch had no such image), ``n_images``, ``n_corrupted``
-(int64). Accuracy is top-1 over 1000 classes of the ``input`` view, measured on each batch
+(int64). Accuracy is top-1 over the label space of the training images (the base model's
+classes: 1000 for ImageNet, 10 for CIFAR-10) of the ``input`` view, measured on each batch
 before its step.
 """
 
@@ -90,6 +97,7 @@ def train_epoch(
     augmentation: Augmentation | None = None,
     loss: Loss | None = None,
     adversarial: np.ndarray | None = None,
+    models_dir: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train epoch ``epoch`` from the base model (epoch 1) or the ``previous`` epoch checkpoint.
 
@@ -99,16 +107,19 @@ def train_epoch(
     training.augmentation.CorruptionAugmentation` and cross-entropy of the ``input`` view).
     ``adversarial``: the PGD counterparts of the REVa methods, ``(N, H, W, 3)`` uint8 aligned
     with ``train_index`` (:func:`~vcrbench.training.adversarial.counterparts_of_index`).
+    ``models_dir``: where a ``trained:<name>`` base is found (``<models_dir>/<name>/model.pt``).
+    The images are read at the index's size (module docstring, "Image size").
 
     Returns ``(checkpoint, log_row)``: the checkpoint dict (:mod:`vcrbench.training.checkpoint`)
     with the optimiser state, and the epoch's row of the training log (:data:`LOG_SCHEMA`).
     """
-    from vcrbench.data.datasets import load_images
+    from vcrbench.data.datasets import index_side, index_size, load_images
     from vcrbench.models import load_model
     from vcrbench.models.preprocess import apply_preprocessing
 
+    size, side = index_size(train_index), index_side(train_index)
     if augmentation is None or loss is None:
-        default_augmentation, default_loss = method_parts(spec, adversarial)
+        default_augmentation, default_loss = method_parts(spec, adversarial, side)
         augmentation, loss = augmentation or default_augmentation, loss or default_loss
     if (epoch == 1) != (previous is None):
         raise VcrbenchError(f"finetune {spec.name}: epoch {epoch} needs the checkpoint of "
@@ -118,7 +129,7 @@ def train_epoch(
             f"finetune {spec.name}: the checkpoint of epoch {epoch - 1} was trained with other "
             "settings; delete results/<run>/models/" + spec.name + " and re-run"
         )
-    model = load_model(spec.base, device)
+    model = load_model(spec.base, device, models_dir=models_dir)
     module = model.module
     if previous is not None:
         module.load_state_dict(previous["state_dict"], strict=True)
@@ -141,7 +152,7 @@ def train_epoch(
     position = 0
     batches = epoch_batches(len(paths), spec, epoch)
     for step, batch in enumerate(batches):
-        images = load_images([paths[i] for i in batch])
+        images = load_images([paths[i] for i in batch], size)
         positions = range(position, position + len(batch))
         if spec.geometric:
             images = crop_flip(images, geometry_draws(spec, epoch, positions, *images.shape[1:3]),

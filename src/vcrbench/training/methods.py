@@ -28,14 +28,16 @@ from vcrbench.training.losses import AugMixLoss, Loss, RevaLoss, cross_entropy
 from vcrbench.training.spec import ADVERSARIAL_METHODS, TrainingSpec
 
 
-def augmix_pool(spec: TrainingSpec) -> tuple[tuple[str, ...], dict]:
-    """The operation pool of an AugMix method and its corruption operations."""
+def augmix_pool(spec: TrainingSpec, side: int = 224) -> tuple[tuple[str, ...], dict]:
+    """The operation pool of an AugMix method and its corruption operations, on images of
+    ``side`` px (the targeted corruptions' constants at that side:
+    :meth:`~vcrbench.training.augmix.CorruptionOp.at`)."""
     from vcrbench.training.augmix import AUGMIX_OPS, CorruptionOp
 
     if spec.method != "reva":
         return AUGMIX_OPS, {}
     reva = spec.reva
-    corruptions = {name: CorruptionOp.at(name, reva.severity, reva.domain_fraction)
+    corruptions = {name: CorruptionOp.at(name, reva.severity, reva.domain_fraction, side=side)
                    for name in reva.targeted}
     pool = (AUGMIX_OPS if reva.augmix_ops else ()) + tuple(corruptions)
     if not pool:
@@ -44,17 +46,18 @@ def augmix_pool(spec: TrainingSpec) -> tuple[tuple[str, ...], dict]:
     return pool, corruptions
 
 
-def method_parts(spec: TrainingSpec, adversarial: np.ndarray | None = None
+def method_parts(spec: TrainingSpec, adversarial: np.ndarray | None = None, side: int = 224
                  ) -> tuple[Augmentation, Loss]:
-    """The augmentation and loss of the entry's method (module docstring); ``adversarial``: the
-    PGD counterparts aligned with the training index (REVa methods only)."""
+    """The augmentation and loss of the entry's method (module docstring) for training images
+    of ``side`` px; ``adversarial``: the PGD counterparts aligned with the training index
+    (REVa methods only)."""
     if spec.method == "standard":
         return CorruptionAugmentation(spec), cross_entropy
     needs = spec.method in ADVERSARIAL_METHODS
     if needs != (adversarial is not None):
         raise VcrbenchError(f"finetune {spec.name}: method {spec.method} "
                             f"{'needs' if needs else 'takes no'} PGD counterparts")
-    pool, corruptions = augmix_pool(spec)
+    pool, corruptions = augmix_pool(spec, side)
     augmentation = AugMixAugmentation(spec, pool, corruptions, adversarial)
     if spec.method == "augmix":
         return augmentation, AugMixLoss(spec.augmix.lam)

@@ -54,18 +54,21 @@ def resolve_geometry(geometry: Mapping[str, Any], method: str, regime: str) -> d
     (:data:`AUGMIX_METHODS`): ``crop`` pad on CIFAR, resized on ImageNet; ``flip`` true;
     ``adversarial`` none on CIFAR (their CIFAR script feeds the counterpart as stored),
     independent on ImageNet (their ImageNet-100 script crops and flips it with draws of its
-    own). For ``standard`` (the VCR and NOC fine-tuning, and REVa's Standard unless set): no
-    crop, no flip. Returns ``crop``, ``padding`` (px), ``scale`` (two area fractions),
-    ``flip`` (bool) and ``adversarial``.
+    own). For ``standard`` on ImageNet (the VCR and NOC fine-tuning, and REVa's Standard unless
+    set): no crop, no flip. On CIFAR every method crops (pad) and flips: a model trained here
+    learnt with CIFAR's pad-4 crops and flips (AugMix's recipe, the fast recipe), and fine-tuning
+    it on 32 px images without them overfits the few images it sees. Returns ``crop``,
+    ``padding`` (px), ``scale`` (two area fractions), ``flip`` (bool) and ``adversarial``.
     """
     _check_regime(regime)
     augmix = method in AUGMIX_METHODS
+    crops_and_flips = augmix or regime == "cifar"
     crop = geometry.get("crop", "auto")
     if crop == "auto":
-        crop = ("pad" if regime == "cifar" else "resized") if augmix else "none"
+        crop = ("pad" if regime == "cifar" else "resized") if crops_and_flips else "none"
     flip = geometry.get("flip", "auto")
     if flip == "auto":
-        flip = augmix
+        flip = crops_and_flips
     adversarial = geometry.get("adversarial", "auto")
     if adversarial == "auto":
         adversarial = ("none" if regime == "cifar" else "independent") if (

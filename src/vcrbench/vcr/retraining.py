@@ -2,9 +2,10 @@
 
 Schema of ``metrics/retraining.parquet`` (one row per fine-tuned model × corruption × property ×
 quantity): ``finetuned``, ``base`` (model names), ``corruption``, ``metric`` ("accuracy" |
-"consistency"), ``classes`` (1000 | 16), ``quantity`` ("R" | "HMRI" | "MRSI"), ``before``,
-``before_lo``, ``before_hi``, ``after``, ``after_lo``, ``after_hi`` (values and 95 % intervals of
-the summary), ``change`` (after − before), ``change_lo``, ``change_hi``, ``verdict``.
+"consistency"), ``classes`` (the data set's own count, 1000 for ImageNet or 10 for CIFAR-10,
+| 16), ``quantity`` ("R" | "HMRI" | "MRSI"), ``before``, ``before_lo``, ``before_hi``,
+``after``, ``after_lo``, ``after_hi`` (values and 95 % intervals of the summary), ``change``
+(after − before), ``change_lo``, ``change_hi``, ``verdict``.
 
 Intervals of the change in R: replicate ``b`` of the fine-tuned model's bootstrap curve paired
 with replicate ``b`` of the base model's (each R_b the exact area of the replicate,
@@ -49,13 +50,14 @@ SCHEMA = pa.schema(
         ("verdict", pa.string()),
     ]
 )
-#: Columns of the Markdown table: (quantity, metric, classes, header).
+#: Columns of the Markdown table: (quantity, metric, classes, header); classes None: the data
+#: set's own classes (1000 for ImageNet, 10 for CIFAR-10), else the 16 categories.
 MARKDOWN_COLUMNS = (
-    ("R", "accuracy", 1000, "R_a"),
+    ("R", "accuracy", None, "R_a"),
     ("R", "accuracy", 16, "R_a (16)"),
     ("HMRI", "accuracy", 16, "HMRI_a"),
     ("MRSI", "accuracy", 16, "MRSI_a"),
-    ("R", "consistency", 1000, "R_p"),
+    ("R", "consistency", None, "R_p"),
     ("HMRI", "consistency", 16, "HMRI_p"),
     ("MRSI", "consistency", 16, "MRSI_p"),
 )
@@ -161,10 +163,15 @@ def retraining_markdown(table: pa.Table) -> str:
     """Table 3's layout: a row per fine-tuned model and corruption, "before → after (change
     [95 % CI])" per metric; columns without any value are left out."""
     rows = table.to_pylist()
-    found = {(r["finetuned"], r["corruption"], r["quantity"], r["metric"], r["classes"]): r
-             for r in rows}
+
+    def column_classes(classes: int) -> int | None:
+        return 16 if classes == 16 else None
+
+    found = {(r["finetuned"], r["corruption"], r["quantity"], r["metric"],
+              column_classes(r["classes"])): r for r in rows}
     columns = [c for c in MARKDOWN_COLUMNS
-               if any((r["quantity"], r["metric"], r["classes"]) == c[:3] for r in rows)]
+               if any((r["quantity"], r["metric"], column_classes(r["classes"])) == c[:3]
+                      for r in rows)]
     header = ["fine-tuned model", "base", "corruption", *(c[3] for c in columns)]
     seen = []
     for r in rows:

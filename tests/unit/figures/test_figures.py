@@ -18,6 +18,7 @@ from vcrbench.figures.vcr import (
     plot_curves,
     plot_dv_histograms,
     plot_r_vs_imagenet_c,
+    plot_retraining,
     plot_robustness,
     read_dv,
 )
@@ -425,3 +426,19 @@ def test_dv_histograms_stay_landscape_for_any_number_of_corruptions(count, tmp_p
                              imagenet_c=imagenet_c)
     assert fig.get_figwidth() > fig.get_figheight()
     assert fig.axes[0].get_title().endswith(" vs –")
+
+
+def test_retraining_of_a_cifar_run_plots_its_ten_class_panels(tmp_path):
+    """A CIFAR-10 run's retraining table (classes 10): the R_a and R_p panels, nothing else."""
+    from vcrbench.vcr.retraining import SCHEMA
+
+    rows = [{"finetuned": "finetuned:ft", "base": "trained:net", "corruption": c,
+             "metric": metric, "classes": 10, "quantity": "R", "before": 0.5, "before_lo": 0.45,
+             "before_hi": 0.55, "after": 0.6, "after_lo": 0.55, "after_hi": 0.65,
+             "change": 0.1, "change_lo": 0.05, "change_hi": 0.15, "verdict": "higher"}
+            for c in ("gaussian_noise", "fog") for metric in ("accuracy", "consistency")]
+    path = tmp_path / "retraining.png"
+    fig = plot_retraining(pa.Table.from_pylist(rows, schema=SCHEMA), paths=[path])
+    assert [ax.get_title().splitlines()[-1] for ax in fig.axes if ax.get_title()] == [
+        "R$_a$", "R$_p$"]
+    assert_png(path)

@@ -103,3 +103,5 @@ def test_clean_correct_marks_unlabelled_images():
                       "top1_16": pa.array([0, 1, 1], pa.int8())})
     assert np.array_equal(clean_correct(index, clean, 1000), [1.0, 0.0, np.nan], equal_nan=True)
     assert np.array_equal(clean_correct(index, clean, 16), [1.0, np.nan, 0.0], equal_nan=True)
+    # a CIFAR-10 run: the data set's own 10 classes, as 1000 on ImageNet
+    assert np.array_equal(clean_correct(index, clean, 10), [1.0, 0.0, np.nan], equal_nan=True)

@@ -214,10 +214,12 @@ def test_imagenet_training_data_are_refused(root: Path) -> None:
         validate_config(config)
 
 
-def test_sections_built_at_224_px_only_are_refused(root: Path) -> None:
+def test_fine_tuning_on_unlabelled_images_is_refused_on_cifar(root: Path) -> None:
+    """(Fine-tuning a model trained here: tests/unit/training/test_native_finetune.py.)"""
     config = _config(root, finetune=[{"name": "ft", "base": "trained:net",
                                       "train": {"source": "builtin"}}])
-    with pytest.raises(VcrbenchError, match="finetuned:ft.* cifar10 labels"):
+    with pytest.raises(VcrbenchError, match=r"finetune\[0\].train is the builtin photographs, "
+                                            "which have no labels.* labelled cifar10 images"):
         validate_config(config)
     # REVa part 1 runs on CIFAR (tests/unit/config/test_reva_cifar_config.py)
     validate_config(_config(root, reva={"enabled": True, "from_train": "net"}))

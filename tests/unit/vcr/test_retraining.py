@@ -56,6 +56,27 @@ def test_change_interval_pairs_replicates_and_verdicts_follow_the_intervals():
     assert "HMRI_a" in text and "MRSI_a" not in text
 
 
+def test_a_cifar_table_has_the_r_columns_of_its_ten_classes():
+    summary = pa.Table.from_pylist([
+        _summary_row("trained:net", "accuracy", 10, 0.50, 0.45, 0.55),
+        _summary_row("finetuned:ft", "accuracy", 10, 0.60, 0.55, 0.65),
+        _summary_row("trained:net", "consistency", 10, 0.70, 0.65, 0.75),
+        _summary_row("finetuned:ft", "consistency", 10, 0.72, 0.67, 0.77),
+    ])
+    replicates = {(m, "gaussian_noise"): pa.Table.from_pylist([
+        {"metric": metric, "classes": 10, "replicate": b, "values": [level + b * 1e-3] * GRID.size}
+        for metric, level in (("accuracy", a), ("consistency", p)) for b in range(50)
+    ], schema=REPLICATES_SCHEMA) for m, a, p in (("trained:net", 0.5, 0.7),
+                                                  ("finetuned:ft", 0.6, 0.72))}
+    table = retraining_table(summary, [("finetuned:ft", "trained:net")], replicates)
+    assert set(table.column("classes").to_pylist()) == {10}
+    text = retraining_markdown(table)
+    header = text.splitlines()[0]
+    assert "R_a" in header and "R_p" in header and "(16)" not in header
+    assert "0.500 → 0.600 (+0.100 [+0.100, +0.100])" in text
+    assert "0.700 → 0.720 (+0.020 [+0.020, +0.020])" in text
+
+
 def test_overlapping_hmri_intervals_are_within_and_missing_models_are_errors():
     summary = pa.Table.from_pylist([
         _summary_row("base", "accuracy", 16, 0.6, 0.5, 0.7, HMRI=0.6, HMRI_lo=0.5, HMRI_hi=0.7),
