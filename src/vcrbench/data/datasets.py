@@ -31,7 +31,9 @@ from __future__ import annotations
 import csv
 import functools
 import logging
+import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -270,19 +272,92 @@ def _label_of_wnid(wnid: str | None) -> tuple[int, str | None, int]:
     return index, wnid, int(category16_of_label(index))
 
 
-def _wnid_of_path(path: Path, root: Path) -> str | None:
-    match = WNID_PATTERN.match(path.name)
+def _wnid_of_path(relative: str) -> str | None:
+    """The WNID of an image from its path relative to the folder (POSIX): its file name's
+    ``<WNID>_`` prefix, else the nearest enclosing folder named after a WNID."""
+    parts = relative.split("/")
+    match = WNID_PATTERN.match(parts[-1])
     if match:
         return match.group(1)
-    for parent in path.relative_to(root).parents:
-        if WNID_PATTERN.match(parent.name + "_"):
-            return parent.name
+    for folder in reversed(parts[:-1]):
+        if WNID_PATTERN.match(folder + "_"):
+            return folder
     return None
 
 
-def _image_files(root: Path) -> list[Path]:
-    files = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
-    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+def _image_files(root: Path) -> list[tuple[str, str]]:
+    """Every image file under ``root`` as ``(path relative to root, POSIX; str(root / it))``,
+    sorted by the relative path: files with an image suffix (any case), symbolic links to
+    files included, linked folders not entered (as ``Path.rglob`` of Python 3.11).
+
+    Strings and ``os.scandir`` only, and a folder's listing is kept while no folder of its tree
+    changes (:func:`_folder_signature`): Snakemake's config checks list a data set a dozen
+    times before any job, and CIFAR-10's 50,000 training files took seconds each time with a
+    ``Path`` per file."""
+    base = str(root)
+    folder, signature = os.path.abspath(base), _folder_signature(base)
+    # a folder changed in the last seconds may change again within the file system's
+    # timestamp granularity, unseen by the signature: list it afresh
+    settled = max(signature, default=0) < time.time_ns() - SETTLED_NS
+    relatives = _listing(folder, signature) if settled else _walk_images(folder)
+    return [(relative, relative if base == os.curdir else os.path.join(base, relative))
+            for relative in relatives]
+
+
+#: How long (ns) a folder tree must have been left unchanged before its listing is kept.
+SETTLED_NS = 2_000_000_000
+
+
+def _folder_signature(folder: str) -> tuple:
+    """The modification time (ns) of ``folder`` and of every folder inside it (linked folders
+    not entered): one of them changes whenever a file is added, removed or renamed anywhere in
+    the tree. Reads folder entries' types only, a small part of a full listing's cost."""
+    times = []
+
+    def walk(current: str) -> None:
+        try:
+            times.append(os.stat(current).st_mtime_ns)
+            with os.scandir(current) as entries:
+                folders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return
+        for inner in sorted(folders):
+            walk(inner)
+
+    walk(folder)
+    return tuple(times)
+
+
+@functools.lru_cache(maxsize=8)
+def _listing(folder: str, signature: tuple) -> tuple[str, ...]:
+    """:func:`_walk_images` of ``folder`` kept for the state ``signature`` describes
+    (:func:`_folder_signature`, part of the cache key)."""
+    return _walk_images(folder)
+
+
+def _walk_images(folder: str) -> tuple[str, ...]:
+    """The sorted relative POSIX paths of the image files under ``folder``."""
+    found: list[str] = []
+
+    def walk(current: str, prefix: str) -> None:
+        try:
+            entries = list(os.scandir(current))
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return  # as rglob: a folder that cannot be listed holds nothing
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                walk(entry.path, prefix + entry.name + "/")
+            elif (os.path.splitext(entry.name)[1].lower() in IMAGE_SUFFIXES
+                  and entry.is_file()):
+                found.append(prefix + entry.name)
+
+    walk(folder, "")
+    return tuple(sorted(found))
+
+
+def _image_id(relative: str) -> str:
+    """An image's id: its path relative to the folder without the file's suffix."""
+    return relative[: len(relative) - len(os.path.splitext(relative)[1])]
 
 
 def _builtin_index() -> list[IndexEntry]:
@@ -299,10 +374,9 @@ def _imagefolder_index(root: Path, classes: str = "imagenet") -> list[IndexEntry
     if classes != "imagenet":
         return _class_folder_index(root, classes)
     entries = []
-    for path in _image_files(root):
-        label, wnid, category16 = _label_of_wnid(_wnid_of_path(path, root))
-        image_id = path.relative_to(root).with_suffix("").as_posix()
-        entries.append(IndexEntry(image_id, str(path), label, wnid, category16))
+    for relative, path in _image_files(root):
+        label, wnid, category16 = _label_of_wnid(_wnid_of_path(relative))
+        entries.append(IndexEntry(_image_id(relative), path, label, wnid, category16))
     return entries
 
 
@@ -314,16 +388,16 @@ def _class_folder_index(root: Path, classes: str) -> list[IndexEntry]:
         raise VcrbenchError(f"dataset.classes {classes!r}: class-name folders are known for "
                             "cifar10 only; use source cifar100 for CIFAR-100's python version")
     entries = []
-    for path in _image_files(root):
-        name = path.parent.name
+    for relative, path in _image_files(root):
+        name = relative.rsplit("/", 2)[-2] if "/" in relative else root.name
         if name not in CIFAR10_CLASSES:
             raise VcrbenchError(
                 f"{path}: its folder {name!r} is not a CIFAR-10 class ({', '.join(CIFAR10_CLASSES)}"
                 "); with dataset.classes: cifar10 every image sits in a folder named after its "
                 "class"
             )
-        image_id = path.relative_to(root).with_suffix("").as_posix()
-        entries.append(IndexEntry(image_id, str(path), CIFAR10_CLASSES.index(name), None, -1))
+        entries.append(IndexEntry(_image_id(relative), path, CIFAR10_CLASSES.index(name),
+                                  None, -1))
     return entries
 
 
@@ -366,7 +440,7 @@ def _imagenet_val_index(root: Path, labels: str | None) -> list[IndexEntry]:
     files = _image_files(root)
     if not files:
         raise VcrbenchError(f"dataset.path {root}: no images found")
-    if any(_wnid_of_path(p, root) for p in files[:10]):
+    if any(_wnid_of_path(relative) for relative, _ in files[:10]):
         return _imagefolder_index(root)
     if not labels:
         raise VcrbenchError(
@@ -375,11 +449,12 @@ def _imagenet_val_index(root: Path, labels: str | None) -> list[IndexEntry]:
         )
     truth = _read_ground_truth(Path(labels))
     entries = []
-    for path in files:
-        if path.stem not in truth:
-            raise VcrbenchError(f"{path}: no ground truth for {path.stem} in {labels}")
-        label, wnid, category16 = _label_of_wnid(truth[path.stem])
-        entries.append(IndexEntry(path.stem, str(path), label, wnid, category16))
+    for relative, path in files:
+        stem = _image_id(relative.rsplit("/", 1)[-1])
+        if stem not in truth:
+            raise VcrbenchError(f"{path}: no ground truth for {stem} in {labels}")
+        label, wnid, category16 = _label_of_wnid(truth[stem])
+        entries.append(IndexEntry(stem, path, label, wnid, category16))
     return entries
 
 

@@ -40,8 +40,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torchvision.transforms import InterpolationMode
-from torchvision.transforms import functional as TF
 
 from vcrbench.training.spec import AugMixSettings
 
@@ -117,6 +115,9 @@ def _geometric(image: torch.Tensor, fill: int, transform: Callable) -> torch.Ten
 
 
 def _affine(image: torch.Tensor, fill: int, **kwargs) -> torch.Tensor:
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms import functional as TF
+
     args = {"angle": 0.0, "translate": [0, 0], "scale": 1.0, "shear": [0.0, 0.0]} | kwargs
     return _geometric(image, fill, lambda x: TF.affine(
         x, interpolation=InterpolationMode.BILINEAR, **args))
@@ -125,6 +126,11 @@ def _affine(image: torch.Tensor, fill: int, **kwargs) -> torch.Tensor:
 def apply_augmix_op(image: torch.Tensor, step: Step, fill: int = 0) -> torch.Tensor:
     """One of :data:`AUGMIX_OPS` on a uint8 ``(3, H, W)`` image (``fill``: grey level of the
     area a geometric operation uncovers)."""
+    # torchvision here, not at the top: the workflow imports this module to build its DAG,
+    # and torchvision's import costs seconds per Snakemake invocation
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms import functional as TF
+
     op, level, sign = step.op, step.level, step.sign
     height, width = image.shape[-2:]
     if op == "autocontrast":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -109,3 +111,77 @@ def test_categories16_only_keeps_the_images_of_the_human_categories(tmp_path):
     (folder / "n02123045_tabby.JPEG").unlink()
     with pytest.raises(VcrbenchError, match="no image belongs to the 16 categories"):
         build_index("imagefolder", str(folder), categories16_only=True)
+
+
+def _rglob_reference(root):
+    """The listing by Path.rglob that _image_files replaced (slow, obviously right)."""
+    from vcrbench.data.datasets import IMAGE_SUFFIXES
+
+    files = [p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES]
+    return sorted(((p.relative_to(root).as_posix(), str(p)) for p in files), key=lambda t: t[0])
+
+
+def test_image_files_list_what_rglob_lists(tmp_path, monkeypatch):
+    from vcrbench.data.datasets import _image_files, list_entries
+
+    tree = tmp_path / "data"
+    for relative in ["n01440764/a.JPEG", "n01440764/deep/b.png", "n02102040_c.jpg",
+                     "plain/d.jpeg", "plain/e.txt", "plain/.jpg", "plain/f.tar.jpg", "g.JPG"]:
+        (tree / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tree / relative).write_bytes(b"x")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "h.jpg").write_bytes(b"x")
+    (tree / "linked.jpg").symlink_to(outside / "h.jpg")      # a linked file: listed
+    (tree / "linked-folder").symlink_to(outside)              # a linked folder: not entered
+    (tree / "broken.jpg").symlink_to(tmp_path / "missing.jpg")  # not a file
+    monkeypatch.chdir(tree)
+    assert _image_files(Path(".")) == _rglob_reference(Path("."))
+    monkeypatch.chdir(tmp_path)
+    for root in (tree, Path("data"), Path("./data/")):  # the paths str(Path) gives
+        assert _image_files(root) == _rglob_reference(root)
+    ids = [e.image_id for e in list_entries("imagefolder", "data")]
+    assert ids == sorted(["n01440764/a", "n01440764/deep/b", "n02102040_c", "plain/d",
+                          "plain/f.tar", "g", "linked"])
+    labels = {e.image_id: e.wnid for e in list_entries("imagefolder", "data")}
+    assert labels["n01440764/deep/b"] == "n01440764" and labels["n02102040_c"] == "n02102040"
+    assert labels["plain/d"] is None
+
+
+def test_a_kept_listing_follows_files_added_or_removed_anywhere_in_the_tree(tmp_path,
+                                                                           monkeypatch):
+    import os
+
+    from vcrbench.data import datasets
+
+    walks = []
+    walk = datasets._walk_images
+    monkeypatch.setattr(datasets, "_walk_images", lambda folder: walks.append(1) or walk(folder))
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "one.jpg").write_bytes(b"x")
+
+    def settle():  # every folder of the tree last changed an hour ago
+        for folder in (tmp_path, tmp_path / "a", tmp_path / "a" / "b", deep):
+            os.utime(folder, ns=(os.stat(folder).st_atime_ns, os.stat(folder).st_mtime_ns
+                                 - 3600 * 10**9))
+
+    def listed():
+        return [relative for relative, _ in datasets._image_files(tmp_path)]
+
+    assert listed() == ["a/b/c/one.jpg"] and len(walks) == 1  # just changed: listed afresh
+    assert listed() == ["a/b/c/one.jpg"] and len(walks) == 2
+    settle()
+    assert listed() == ["a/b/c/one.jpg"] and len(walks) == 3
+    assert listed() == ["a/b/c/one.jpg"] and len(walks) == 3  # settled: kept
+    (deep / "two.png").write_bytes(b"x")                         # three folders down
+    assert listed() == ["a/b/c/one.jpg", "a/b/c/two.png"] and len(walks) == 4
+    settle()  # settled again, at another state: not the kept listing
+    assert listed() == ["a/b/c/one.jpg", "a/b/c/two.png"] and len(walks) == 5
+    (deep / "one.jpg").unlink()
+    settle()
+    assert listed() == ["a/b/c/two.png"] and len(walks) == 6
+    (deep / "two.png").rename(deep / "three.png")
+    settle()
+    assert listed() == ["a/b/c/three.png"] and len(walks) == 7
+    assert listed() == ["a/b/c/three.png"] and len(walks) == 7
