@@ -15,9 +15,10 @@ from helpers.workflow import (
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the reference runs the collected tests need (the ``tiny_run`` and ``cifar_run``
-    fixtures) in the background: they run while the tests before the first one that needs them
-    do (the unit tests, which leave a core idle much of the time), and that test waits for them.
+    """Start the reference runs the collected tests need (the ``tiny_run``, ``cifar_run`` and
+    ``reva_run`` fixtures) in the background: they run while the tests before the first one
+    that needs them do (the unit tests, which leave a core idle much of the time), and that
+    test waits for them.
     """
     if session.config.option.collectonly or not session.items:
         return
@@ -27,6 +28,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         start_reference_run(base, "tiny-reference")
     if "cifar_run" in needed and (SHARED_DATA / "cifar10" / "test").is_dir():
         start_reference_run(base, "cifar-reference", SHARED_DATA / "cifar10")
+    if "reva_run" in needed and IMAGENET_SAMPLE.is_dir():
+        start_reference_run(base, "reva-reference", IMAGENET_SAMPLE)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

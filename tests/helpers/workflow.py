@@ -208,3 +208,35 @@ def cifar_reference_run(base: Path, shared_cifar: Path) -> Path:
     """One run of the tiny CIFAR config per test session under ``base``; the ``cifar_run``
     fixture (a working folder holding ``results/tiny-cifar``)."""
     return _finished_run(base, "cifar-reference", "the tiny CIFAR run", shared_cifar)
+
+
+#: The tiny REVa config on the shared ImageNet sample (config/test-reva.yaml).
+REVA_CONFIG = REPO / "config" / "test-reva.yaml"
+REVA_RESULTS = Path("results") / "tiny-reva"
+
+
+def reva_config_file(folder: Path, imagenet_sample: Path, **reva) -> Path:
+    """config/test-reva.yaml written to ``folder/config.yaml`` with its data paths under
+    ``imagenet_sample`` (absolute) and ``reva`` keys replaced."""
+    import yaml
+
+    config = yaml.safe_load(REVA_CONFIG.read_text())
+    config["dataset"]["path"] = str(imagenet_sample)
+    config["reva"]["train"]["path"] = str(imagenet_sample)
+    config["reva"].update(reva)
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _prepare_reva(workdir: Path, imagenet_sample: Path) -> tuple[str, ...]:
+    return ("--cores", "2", "--configfile", str(reva_config_file(workdir, imagenet_sample)))
+
+
+_PREPARE["reva-reference"] = _prepare_reva
+
+
+def reva_reference_run(base: Path, imagenet_sample: Path) -> Path:
+    """One run of the tiny REVa config per test session under ``base``, started with the
+    session like the others; the ``reva_run`` fixture (a folder holding ``results/tiny-reva``)."""
+    return _finished_run(base, "reva-reference", "the tiny REVa run", imagenet_sample)

@@ -13,34 +13,24 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from helpers.paths import IMAGENET_SAMPLE, REPO
-from helpers.workflow import snakemake
+from helpers.paths import IMAGENET_SAMPLE
+from helpers.workflow import REVA_RESULTS, reva_config_file, reva_reference_run, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.shared]
 
-CONFIG = REPO / "config" / "test-reva.yaml"
-RESULTS = Path("results") / "tiny-reva"
+RESULTS = REVA_RESULTS
 
 
 def _write_config(folder: Path, **reva) -> Path:
     """config/test-reva.yaml with absolute data paths and ``reva`` keys replaced."""
-    config = yaml.safe_load(CONFIG.read_text())
-    config["dataset"]["path"] = str(IMAGENET_SAMPLE)
-    config["reva"]["train"]["path"] = str(IMAGENET_SAMPLE)
-    config["reva"].update(reva)
-    path = folder / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
+    return reva_config_file(folder, IMAGENET_SAMPLE, **reva)
 
 
 @pytest.fixture(scope="session")
 def reva_run(tmp_path_factory, imagenet_sample) -> Path:
-    """The session's one finished tiny REVa run: a working folder holding results/tiny-reva."""
-    workdir = tmp_path_factory.mktemp("tiny-reva")
-    config = _write_config(workdir)
-    result = snakemake("--cores", "2", "--configfile", str(config), workdir=workdir)
-    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-5000:]
-    return workdir
+    """The session's one finished tiny REVa run (started with the session, conftest.py): a
+    working folder holding results/tiny-reva."""
+    return reva_reference_run(tmp_path_factory.getbasetemp(), imagenet_sample)
 
 
 def _table(run: Path, name: str):
