@@ -58,3 +58,19 @@ def write_cifar100(root: Path, train: int = 6, test: int = 2, seed: int = 1) -> 
                                     "fine_labels": list(rng.integers(0, 100, n)),
                                     "coarse_labels": list(rng.integers(0, 20, n))})
     return root
+
+
+def cifar_run_config(root: Path, **changes) -> dict:
+    """A run config on the CIFAR-10 python version under ``root`` (:func:`write_cifar10`): its
+    test split at 32 px evaluated with fastnet trained on its training split; ``changes``
+    replace top-level keys."""
+    data = {"source": "cifar10", "path": str(root), "size": "native"}
+    config = {
+        "dataset": {**data, "split": "test"},
+        "train": [{"name": "net", "architecture": "fastnet", "preset": "fast",
+                   "data": {**data, "split": "train"}}],
+        "models": ["trained:net"],
+        "corruptions": ["gaussian_noise"],
+    }
+    config.update(changes)
+    return config

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers.cifar_files import write_cifar10
+from helpers.cifar_files import cifar_run_config, write_cifar10
 from helpers.config_checks import refused
 from PIL import Image
 
@@ -201,18 +201,11 @@ def test_pgd_counterparts_of_a_native_index_are_32_px(native: dict) -> None:
 def _config(root: Path, **changes) -> dict:
     """CIFAR-10's test split at 32 px, fastnet trained on its training split, and an entry
     fine-tuning it with Gaussian noise on the training split."""
-    data = {"source": "cifar10", "path": str(root), "size": "native"}
-    config = {
-        "dataset": {**data, "split": "test"},
-        "train": [{"name": "net", "architecture": "fastnet", "preset": "fast",
-                   "data": {**data, "split": "train"}}],
-        "finetune": [{"name": "ft", "base": "trained:net", "train": {**data, "split": "train"},
+    data = {"source": "cifar10", "path": str(root), "size": "native", "split": "train"}
+    return cifar_run_config(root, **{
+        "finetune": [{"name": "ft", "base": "trained:net", "train": data,
                       "augmentation": {"corruption": "gaussian_noise"}}],
-        "models": ["trained:net"],
-        "corruptions": ["gaussian_noise", "noc_blur"],
-    }
-    config.update(changes)
-    return config
+        "corruptions": ["gaussian_noise", "noc_blur"], **changes})
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.cifar_files import write_cifar10, write_cifar100
+from helpers.cifar_files import cifar_run_config, write_cifar10, write_cifar100
 
 from vcrbench.config import evaluated_models, validate_config
 from vcrbench.errors import VcrbenchError
@@ -17,16 +17,7 @@ from vcrbench.training.train_config import recipe_of_entry
 
 def _config(root: Path, **changes) -> dict:
     """CIFAR-10's test split at 32 px evaluated with fastnet trained on its training split."""
-    data = {"source": "cifar10", "path": str(root), "size": "native"}
-    config = {
-        "dataset": {**data, "split": "test"},
-        "train": [{"name": "net", "architecture": "fastnet", "preset": "fast",
-                   "data": {**data, "split": "train"}}],
-        "models": ["trained:net"],
-        "corruptions": ["gaussian_noise"],
-    }
-    config.update(changes)
-    return config
+    return cifar_run_config(root, **changes)
 
 
 @pytest.fixture
