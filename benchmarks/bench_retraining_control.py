@@ -24,13 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import emit  # noqa: E402
 
+from vcrbench.config import model_slug  # noqa: E402
 from vcrbench.core.tables import read_table  # noqa: E402
 from vcrbench.vcr.retraining import retraining_markdown, retraining_table  # noqa: E402
-
-
-def slug(model: str) -> str:
-    """The folder name of a model's curves (``finetuned:x`` -> ``finetuned-x``)."""
-    return model.replace(":", "-").replace("/", "-")
 
 
 def main() -> None:
@@ -44,7 +40,7 @@ def main() -> None:
     corruptions = sorted({r["corruption"] for r in summary.to_pylist()
                           if r["model"] == args.model})
     replicates = {
-        (model, corruption): read_table(args.run / "curves" / slug(model)
+        (model, corruption): read_table(args.run / "curves" / model_slug(model)
                                         / f"{corruption}-replicates.parquet")
         for model in (args.model, args.control) for corruption in corruptions
     }
