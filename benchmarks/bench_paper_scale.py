@@ -26,7 +26,9 @@ times and their ratio::
 Extra ``--config KEY=VALUE`` pairs are passed to Snakemake (e.g. ``inference.engine=...``);
 ``--no-baseline`` skips the eager baseline and ``--keep DIR`` keeps the run's folder there
 (``benchmarks/gpu_check.py`` does both). On CUDA the chain also prints the peak GPU memory, and
-each shard's progress goes to standard error as it finishes, so a run cut short still tells.
+each shard's progress (with the seconds of each stage so far) goes to standard error as it
+finishes, so a run cut short still tells; ``--profile FILE`` writes ``torch.profiler``'s
+operator tables of one shard (host and GPU time) to FILE.
 """
 
 from __future__ import annotations
@@ -131,6 +133,8 @@ def chain(args: argparse.Namespace) -> None:
         n_total = 0
         for corruption in args.corruptions:
             for shard in range(-(-args.n // args.shard_size)):
+                profiler = shard_profiler(args.profile, device) if (
+                    args.profile and corruption == args.corruptions[0] and shard == 1) else None
                 samples = make_samples(ids, corruption, seed=0, mode="uniform", n=args.n,
                                        shard_size=args.shard_size, shard=shard)
                 t = time.perf_counter()
@@ -155,10 +159,18 @@ def chain(args: argparse.Namespace) -> None:
                                               device=device, store_images=True)
                     write_table(with_pixels, work / "scored-pixels.parquet")
                     bytes_with = (work / "scored-pixels.parquet").stat().st_size / samples.num_rows
+                if profiler is not None:
+                    write_profile(profiler, args.profile, device)
                 n_total += samples.num_rows
                 elapsed = time.perf_counter() - total_start
+                stages = {}
+                for stage, _, seconds in rows[1:]:
+                    stage = " ".join(stage.split(" ")[:3]) if "+" in stage else stage
+                    stages[stage] = stages.get(stage, 0.0) + seconds
                 print(f"{corruption} shard {shard}: {n_total} samples in {elapsed:.1f} s "
-                      f"({n_total / elapsed:.1f} samples/s)", file=sys.stderr, flush=True)
+                      f"({n_total / elapsed:.1f} samples/s; so far "
+                      + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()) + ")",
+                      file=sys.stderr, flush=True)
         if device.type == "cuda":
             torch.cuda.synchronize()
         total = time.perf_counter() - total_start
@@ -187,6 +199,34 @@ def chain(args: argparse.Namespace) -> None:
           f"{bytes_without / n_total:.0f} bytes")
     if args.measure_pixels:
         print(f"disk per sample of a scored shard with pixels: {bytes_with:.0f} bytes")
+
+
+def shard_profiler(path: Path, device):
+    """A started ``torch.profiler`` of the host and, on CUDA, the GPU (for one shard)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + (
+        [ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    profiler = profile(activities=activities)
+    profiler.__enter__()
+    return profiler
+
+
+def write_profile(profiler, path: Path, device) -> None:
+    """Stop ``profiler`` and write its operator tables (by host time, and by GPU time on CUDA)
+    to ``path``: where a shard's time goes when the GPU sits idle."""
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    profiler.__exit__(None, None, None)
+    averages = profiler.key_averages()
+    tables = [("self CPU time", averages.table(sort_by="self_cpu_time_total", row_limit=40))]
+    if device.type == "cuda":
+        tables.append(("self GPU time",
+                       averages.table(sort_by="self_device_time_total", row_limit=25)))
+    path.write_text("".join(f"=== shard 1 by {name}\n{table}\n" for name, table in tables))
+    print(f"profile of shard 1 written to {path}", file=sys.stderr, flush=True)
 
 
 def pipeline_config(args: argparse.Namespace, images: Path) -> dict:
@@ -310,6 +350,9 @@ def main() -> None:
                         help="snakemake mode: time the pipeline only, no eager baseline")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="snakemake mode: run in DIR and keep it (default: a temporary one)")
+    parser.add_argument("--profile", type=Path, metavar="FILE",
+                        help="chain mode: profile the first corruption's second shard with "
+                             "torch.profiler (host and GPU) and write its tables to FILE")
     parser.add_argument("--measure-pixels", action="store_true",
                         help="also write one shard with pixels to measure its bytes per sample")
     args = parser.parse_args()

@@ -2,12 +2,14 @@
 
 ``load(source)`` returns ``(train, test)`` :class:`~vcrbench.data.cifar.CifarSplit`s from
 
-- a class-folder copy (``../shared/data/cifar10``): decoded once and cached as ``.npz`` beside
-  the benchmark results (``--cache``), since 60,000 small JPEG decodes take about 20 s;
+- a class-folder copy (``../shared/data/cifar10``);
 - a packed file (``.cifarpack.npz``, written by ``python benchmarks/cifar_data.py pack SRC
   OUT``): every JPEG's bytes after the prefix all of them share (the JPEG headers: 623 of the
   916 bytes of an image of the shared copy), so the whole set travels in about 18 MB to a
   machine without ``../shared`` and decodes to exactly the same pixels.
+
+Either is decoded once and cached as an uncompressed ``.npz`` with ``cache`` (``--cache``),
+since 60,000 small JPEG decodes take about 20 s.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def pack(folder: Path, out: Path) -> None:
         arrays[f"{split}_offsets"] = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
         arrays[f"{split}_bytes"] = np.frombuffer(b"".join(parts), np.uint8)
     arrays["prefix"] = np.frombuffer(prefix, np.uint8)
-    np.savez(out, **arrays)
+    np.savez_compressed(out, **arrays)
 
 
 def _unpack(path: Path) -> tuple[CifarSplit, CifarSplit]:
@@ -64,14 +66,15 @@ def _unpack(path: Path) -> tuple[CifarSplit, CifarSplit]:
 def load(source: str | Path, cache: str | Path | None = None) -> tuple[CifarSplit, CifarSplit]:
     """(train, test) of a class folder or a pack; a folder's arrays are cached in ``cache``."""
     source = Path(source)
-    if source.is_file():
-        return _unpack(source)
     if cache is not None and Path(cache).is_file():
         data = np.load(cache)
         return tuple(CifarSplit(data[f"{s}_images"], data[f"{s}_labels"],
                                 tuple(str(i) for i in data[f"{s}_ids"]), CIFAR10_CLASSES)
                      for s in SPLITS)
-    train, test = (read_cifar_folder(source, s) for s in SPLITS)
+    if source.is_file():
+        train, test = _unpack(source)
+    else:
+        train, test = (read_cifar_folder(source, s) for s in SPLITS)
     if cache is not None:
         Path(cache).parent.mkdir(parents=True, exist_ok=True)
         np.savez(cache, **{f"{s}_{k}": v for s, split in zip(SPLITS, (train, test), strict=True)

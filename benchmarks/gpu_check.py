@@ -12,7 +12,9 @@ the next one runs:
    included).
 2. ``chain resnet50`` and ``chain lite0``: ``benchmarks/bench_paper_scale.py --device cuda`` on
    one corruption at N = 50,000 (synthetic images, ResNet-50 without weights, then
-   EfficientNet-Lite0): throughput per stage, end-to-end time, peak GPU memory.
+   EfficientNet-Lite0): throughput per stage (also in each shard's progress line, so a step cut
+   short by its budget still tells), end-to-end time, peak GPU memory, and ``torch.profiler``'s
+   operator tables of one shard (host and GPU time).
 3. ``snakemake``: the workflow from scratch through the per-bin rates, 3 corruptions at
    N = 5,000 on the GPU, timed as a whole.
 4. ``bf16``: the top-1 agreement of bf16 against fp32 on a corrupted shard of that run.
@@ -50,27 +52,7 @@ RESNET50 = "torchvision:resnet50?weights=none"
 LITE0 = "efficientnet-lite0"
 SNAKEMAKE_CORRUPTIONS = ["gaussian_noise", "gaussian_blur", "contrast"]
 
-AGREEMENT = r"""
-import sys, time
-import numpy as np, pyarrow.parquet as pq
-from vcrbench.evaluation.predictions import Inference
-from vcrbench.evaluation.scoring import decode_images
-shard, model, device, batch, engine, other = sys.argv[1:7]
-images = decode_images(pq.read_table(shard, columns=["image"]).column("image"))
-top1 = {}
-for precision in ("fp32", other):
-    inference = Inference(model, device, int(batch), precision, engine=engine)
-    inference.decisions(images[:8])
-    start = time.perf_counter()
-    top1[precision] = inference.decisions(images)["top1"].to_numpy()
-    seconds = time.perf_counter() - start
-    print(f"{precision}: {len(images)} images in {seconds:.2f} s "
-          f"({len(images) / seconds:.0f} images/s)")
-    top1.setdefault("fp32", top1[precision])
-differ = int(np.sum(top1["fp32"] != top1[other]))
-print(f"top-1 agreement {other} / fp32 on {shard.split('results/')[-1]} ({model}, {device}): "
-      f"{1 - differ / len(images):.4f} ({differ} of {len(images)} differ)")
-"""
+AGREEMENT = REPO / "benchmarks" / "precision_agreement.py"
 
 
 class GpuSampler:
@@ -225,11 +207,13 @@ def main() -> None:
         common = ["--device", device, "--synthetic", "--images", str(images),
                   "--corruptions", "gaussian_noise", "--threads", str(cores),
                   "--vif-batch", "64" if smoke else "256"]
-        check.step("chain resnet50", [python, str(BENCH), "--n", str(n), *common, "--model",
-                                      RESNET50, "--batch", "16" if smoke else "512"],
-                   budget["resnet50"])
-        check.step("chain lite0", [python, str(BENCH), "--n", str(n), *common, "--model", LITE0,
-                                   "--batch", "16" if smoke else "512"], budget["lite0"])
+        for name, model in (("resnet50", RESNET50), ("lite0", LITE0)):
+            profile = work / f"profile-{name}.txt"
+            check.step(f"chain {name}", [python, str(BENCH), "--n", str(n), *common, "--model",
+                                         model, "--batch", "16" if smoke else "512",
+                                         "--profile", str(profile)], budget[name])
+            if profile.is_file():
+                check.say(profile.read_text())
         run = work / "snakemake"
         if run.exists():
             shutil.rmtree(run)
@@ -243,9 +227,10 @@ def main() -> None:
         if ran and shard.is_file():
             if smoke:
                 check.say("(bf16 needs CUDA: on the CPU the step compares fp32 with fp32)")
-            check.step("bf16", [python, "-c", AGREEMENT, str(shard), LITE0, device,
-                                "64" if smoke else "512", "eager", "fp32" if smoke else "bf16"],
-                       budget["bf16"])
+            check.step("bf16", [python, str(AGREEMENT), str(shard.parents[2]),
+                                SNAKEMAKE_CORRUPTIONS[0], "--model", LITE0, "--device", device,
+                                "--batch", "64" if smoke else "512",
+                                "--other", "fp32" if smoke else "bf16"], budget["bf16"])
         else:
             check.say(f"\n=== bf16: skipped, no scored shard at {shard}")
         if smoke:
