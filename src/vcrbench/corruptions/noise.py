@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from vcrbench.corruptions.generators import numpy_generator
+from vcrbench.corruptions.generators import map_per_sample, numpy_generator
 
 
 def _per_sample(values: np.ndarray, like: torch.Tensor) -> torch.Tensor:
@@ -32,8 +32,11 @@ def _draw(seeds: Sequence[int], shape: tuple[int, ...], kind: str,
     ``kind`` is ``"random"`` (uniform on [0, 1)) or ``"standard_normal"`` (numpy Generator methods).
     """
     out = np.empty((len(seeds), *shape), dtype=np.float32)
-    for i, seed in enumerate(seeds):
+
+    def fill(i: int, seed: int) -> None:
         getattr(numpy_generator(seed), kind)(shape, dtype=np.float32, out=out[i])
+
+    map_per_sample(fill, seeds)
     return torch.from_numpy(out).to(like.device, like.dtype)
 
 
@@ -87,14 +90,16 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     """
     out = torch.empty_like(images)
     scales = np.asarray(params["noise_scale"], dtype=np.float64)
-    for i, seed in enumerate(seeds):
+    pixels = images.detach().to("cpu", torch.float64).numpy()
+
+    def draw(i: int, seed: int) -> np.ndarray | None:
         scale = float(scales[i])
         if scale < SHOT_NOISE_NEGLIGIBLE:
-            out[i] = images[i]
-            continue
+            return None
         lam = 1.0 / (scale * scale)
-        x = images[i].detach().to("cpu", torch.float64).numpy()
-        counts = numpy_generator(seed).poisson(x * lam)
-        noisy = torch.from_numpy(counts / lam)
-        out[i] = noisy.to(images.device, images.dtype)
+        return numpy_generator(seed).poisson(pixels[i] * lam) / lam
+
+    for i, noisy in enumerate(map_per_sample(draw, seeds)):
+        out[i] = images[i] if noisy is None else torch.from_numpy(noisy).to(images.device,
+                                                                           images.dtype)
     return out.clamp(0.0, 1.0)

@@ -346,6 +346,42 @@ def test_outputs_depend_only_on_image_parameters_and_seed(name, images):
         assert not torch.equal(whole, other)
 
 
+@pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise",
+                                  "uniform_noise"])
+def test_noise_bytes_do_not_depend_on_the_thread_count(name, images):
+    """The per-sample draws run on the job's threads (``generators.map_per_sample``): one
+    thread, two and five give the same bytes as a plain loop over the samples."""
+    x = np.concatenate([images, images[:2, ::-1]])[:, 20:68, 10:74]
+    params = uniform_samples(name, 5, range(5))
+    batch = {k: [p[k] for p in params] for k in params[0]}
+    seeds = [noise_seed(5, name, i) for i in range(5)]
+    saved = torch.get_num_threads()
+    try:
+        outputs = []
+        for threads in (1, 2, 5):
+            torch.set_num_threads(threads)
+            outputs.append(apply_corruption(name, to_tensor(x), batch, seeds))
+    finally:
+        torch.set_num_threads(saved)
+    one_by_one = torch.cat([apply_corruption(name, to_tensor(x[i:i + 1]),
+                                             {k: v[i:i + 1] for k, v in batch.items()},
+                                             seeds[i:i + 1]) for i in range(5)])
+    assert all(torch.equal(outputs[0], out) for out in [*outputs[1:], one_by_one])
+
+
+def test_map_per_sample_keeps_the_order_of_the_samples():
+    from vcrbench.corruptions.generators import map_per_sample, numpy_generator
+
+    seeds = list(range(100, 137))
+    saved = torch.get_num_threads()
+    try:
+        torch.set_num_threads(4)
+        got = map_per_sample(lambda i, seed: (i, numpy_generator(seed).random()), seeds)
+    finally:
+        torch.set_num_threads(saved)
+    assert got == [(i, numpy_generator(s).random()) for i, s in enumerate(seeds)]
+
+
 def test_cpu_and_cuda_agree(images):
     # every corruption of the registry (the new groups too)
     if not torch.cuda.is_available():
