@@ -201,8 +201,13 @@ def _wheelhouse(args: argparse.Namespace) -> None:
     if args.check:
         problems = check_host(args.folder)
         if problems:
-            raise VcrbenchError("this environment lacks what the wheelhouse expects of the "
-                                "host:\n  " + "\n  ".join(problems))
+            raise VcrbenchError(
+                "this environment lacks what the wheelhouse expects of the host:\n  "
+                + "\n  ".join(problems) + "\nInstall what is missing on the host, or build the "
+                "wheelhouse again (on a machine with a package index) with those packages left "
+                "out of --exclude, so that it carries versions its packages accept: installed "
+                "with --target, they come before the host's on PYTHONPATH. A version outside a "
+                "package's declared range may still work; a dry run (snakemake -n) tells.")
         print(f"this environment has what {args.folder} expects of the host")
         return
     project = args.project or Path(__file__).resolve().parents[2]

@@ -234,3 +234,14 @@ def test_skipped_packages_and_what_only_they_need_stay_out():
     full = host.select(world, "vcrbench", ["torch"], ENV, skip=[], data_only=[])
     assert {"openvino", "openvino-telemetry", "opencv-python"} <= set(full["keep"])
     assert full["skipped"] == []
+
+
+def test_the_check_command_says_how_to_fix_an_unmet_requirement(tmp_path, capsys):
+    # what the first GPU host gave: its packaging newer than snakemake's declared range
+    from vcrbench.cli import main
+
+    (tmp_path / host.MANIFEST).write_text(json.dumps(
+        {"host_requirements": {"packaging": ["packaging<1 (snakemake)"]}}))
+    assert main(["wheelhouse", "--check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "wants <1" in err and "left out of --exclude" in err and "snakemake -n" in err
