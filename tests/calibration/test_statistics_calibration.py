@@ -7,7 +7,9 @@
   different (the simultaneous test on curves whose replicates carry the anchor's uncertainty).
 
 Each simulation is seeded, so every run gives the same counts; the thresholds leave room for the
-binomial noise of 100 (or 40) replicates around the nominal rates.
+binomial noise of 40 (or 20, or 10) replicates around the nominal rates. The full study (100
+and 40 replicates, the counts docs/statistics.md reports) is ``benchmarks/bench_statistics.py``;
+these smaller versions keep CI's time down and still fail for an interval or test that is off.
 """
 
 from __future__ import annotations
@@ -52,19 +54,19 @@ def images_with_random_effects(n_images: int, n: int, seed: int):
 @pytest.mark.parametrize("n_images", [20, 200])
 def test_image_level_interval_covers_the_population_r(n_images: int) -> None:
     covered = covered_by_samples = 0
-    for s in range(100):
+    for s in range(40):
         dv, ok, image, clean = images_with_random_effects(n_images, 1000, 1000 + s)
         by_image = cluster_resampling({"images": image}, n_boot=200, seed=s)
         e = estimate_curve(dv, ok, bins=20, min_count=20, anchor_outcomes=clean, n_boot=200,
                            resampling=by_image)
         covered += e.area_lo <= R_POPULATION <= e.area_hi
-        if s < 20:  # the old sample-level bootstrap, for contrast
+        if s < 10:  # the old sample-level bootstrap, for contrast
             old = estimate_curve(dv, ok, bins=20, min_count=20, anchor=float(clean.mean()),
                                  n_boot=200, seed=s)
             covered_by_samples += old.area_lo <= R_POPULATION <= old.area_hi
-    assert covered >= 90, covered
+    assert covered >= 36, covered  # of 40 (39 at 20 and at 200 images)
     if n_images == 20:  # resampling samples ignores the images: far too narrow
-        assert covered_by_samples <= 14, covered_by_samples
+        assert covered_by_samples <= 7, covered_by_samples  # of 10 (5)
 
 
 # --- the right end ----------------------------------------------------------------------------
@@ -131,7 +133,7 @@ def test_identical_human_curves_are_similar_and_different_ones_are_not() -> None
         return 0.9 / (1.0 + np.exp((np.asarray(v) - 0.62) / 0.1))
 
     similar = different = 0
-    seeds = 40
+    seeds = 20
     for s in range(seeds):
         a = human_curve(human_trials(same, 2 * s), "a")
         b = human_curve(human_trials(same, 2 * s + 1), "b")
