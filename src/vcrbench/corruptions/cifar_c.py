@@ -88,14 +88,11 @@ it is CIFAR-10-C's operation at 32 px:
   32 (centred trim), the registry 0 to 31 (the same law). Severity 3 differs from CIFAR-10-C by (a)
   only.
 - ``frost``: ``(image_weight, frost_weight) = c`` = (1, 0.2), (1, 0.3), (0.9, 0.4), (0.85, 0.4),
-  (0.75, 0.45); the photograph is one of frost1 to frost5 (``randint(5)``) in both. No severity is
-  CIFAR-10-C's operation: CIFAR-10-C shrinks the photograph by 0.2 (``cv2.resize``, bilinear) before
-  taking a random 32 x 32 crop; the registry's ``weather.frost_layer`` enlarges it by 1.1 (bicubic;
-  it scales up only to cover an image larger than the photograph, so its scale does not follow the
-  image size) and crops 32 x 32: the frost texture is 1.1 / 0.2 = 5.5 times coarser than
-  CIFAR-10-C's (frost1, 900 x 600 px, is cropped from at 180 x 120 px in CIFAR-10-C, at 990 x 660 px
-  here: a crop shows 160 x 160 or 29 x 29 px of the photograph). Mixing weights and formula are the
-  same.
+  (0.75, 0.45); the photograph is one of frost1 to frost5 (``randint(5)``) in both. Every severity
+  is CIFAR-10-C's operation: at 32 px ``weather.frost_layer`` shrinks the photograph by 0.2
+  (``cv2.resize``, bilinear) before the random 32 x 32 crop, as CIFAR-10-C does (its scale is
+  ``0.2 · side / 32`` below 176 px, ImageNet-C's enlargement by 1.1 above); only the photograph
+  index and the crop corner come from the sample's seed instead of numpy's global stream.
 - ``fog``: ``fog_weight = c / (1 + c)`` for CIFAR-10-C's strength c = 0.2, 0.5, 0.75, 1, 1.5 (1/6,
   1/3, 3/7, 1/2, 3/5); ``decay`` = CIFAR-10-C's wibbledecay 3, 3, 2.5, 2, 1.75, clipped to the
   domain's upper bound 2.0 for severities 1 to 3 (a rougher fog than CIFAR-10-C's: the noise

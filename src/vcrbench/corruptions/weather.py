@@ -5,6 +5,11 @@ frost photographs that ImageNet-C ships (the ``imagecorruptions`` wheel carries 
 under ``imagecorruptions/frost/``). As ImageNet-C: one of ``frost1.png … frost5.jpg`` (its
 ``np.random.randint(5)`` never picks ``frost6.jpg``), loaded by OpenCV, enlarged by 1.1 after
 scaling up to cover the image if needed (bicubic, 8-bit), then cropped at a random position.
+
+The photograph's scale follows the image size below 176 px (:func:`frost_scale`): CIFAR-10-C
+(``make_cifar_c.py``) shrinks it by 0.2 (``cv2.resize`` with ``fx = fy = 0.2``, bilinear) for its
+32 px images, so the layer is scaled by ``0.2 · side / 32`` (the shorter side), which meets
+ImageNet-C's 1.1 at 176 px; from there up it is ImageNet-C's, so 224 px images are unchanged.
 Here the photograph index and the crop position come from the sample's seed:
 ``torch.randint(5)``, then the row offset, then the column offset.
 
@@ -46,9 +51,26 @@ def frost_directory() -> Path:
     return folder
 
 
+#: ImageNet-C's enlargement of the frost photograph.
+IMAGENET_C_FROST_SCALE = 1.1
+#: CIFAR-10-C's scale of the photograph for 32 px images.
+CIFAR_C_FROST_SCALE = 0.2
+
+
+def frost_scale(height: int, width: int) -> float | None:
+    """The photograph's scale for a small ``H x W`` image, ``0.2 · min(H, W) / 32`` (CIFAR-10-C's
+    0.2 at 32 px), or None from 176 px up, where ImageNet-C's rule applies."""
+    scale = CIFAR_C_FROST_SCALE * min(height, width) / 32
+    return scale if scale < IMAGENET_C_FROST_SCALE else None
+
+
 @lru_cache(maxsize=32)
 def frost_layer(index: int, height: int, width: int) -> np.ndarray:
-    """Frost photograph ``index`` as ImageNet-C rescales it for an ``H x W`` image: RGB uint8."""
+    """Frost photograph ``index`` rescaled for an ``H x W`` image (module docstring): RGB uint8.
+
+    Images from 176 px up: as ImageNet-C (bicubic, 1.1 times the scale that covers the image).
+    Smaller ones: as CIFAR-10-C at :func:`frost_scale` (``cv2.resize`` with ``fx = fy``,
+    bilinear)."""
     import cv2
 
     path = frost_directory() / FROST_FILES[index]
@@ -56,10 +78,17 @@ def frost_layer(index: int, height: int, width: int) -> np.ndarray:
     if frost is None:
         raise VcrbenchError(f"cannot decode the frost photograph {path}")
     fh, fw = frost.shape[:2]
-    # ImageNet-C: scale up only along a side that is too short (the larger factor), then x1.1
-    scale = max(1.0, height / fh, width / fw) * 1.1
-    size = (int(np.ceil(fw * scale)), int(np.ceil(fh * scale)))
-    resized = cv2.resize(frost, dsize=size, interpolation=cv2.INTER_CUBIC)
+    small = frost_scale(height, width)
+    if small is not None:
+        resized = cv2.resize(frost, (0, 0), fx=small, fy=small)
+    else:
+        # ImageNet-C: scale up only along a side that is too short (the larger factor), then x1.1
+        scale = max(1.0, height / fh, width / fw) * IMAGENET_C_FROST_SCALE
+        size = (int(np.ceil(fw * scale)), int(np.ceil(fh * scale)))
+        resized = cv2.resize(frost, dsize=size, interpolation=cv2.INTER_CUBIC)
+    if resized.shape[0] <= height or resized.shape[1] <= width:
+        raise VcrbenchError(f"the frost photograph {path.name} at scale {small} is too small "
+                            f"for a {height} x {width} image")
     return np.ascontiguousarray(resized[..., ::-1])
 
 

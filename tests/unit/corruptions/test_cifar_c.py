@@ -546,20 +546,49 @@ def test_spatter_strengths_match_cifar_cs_amount_of_water_and_bound_its_mud():
 # --------------------------------------------------------------------------- documented gaps
 
 
-def test_frost_photograph_scale_is_not_cifar_cs():
-    """CIFAR-10-C crops from the photograph shrunk by 0.2; the registry's layer for a 32 px image
-    is the photograph enlarged by 1.1 (its texture 5.5 times coarser)."""
+def cifar_frost(x: np.ndarray, c: tuple[float, float], index: int, top: int, left: int
+                ) -> np.ndarray:
+    """make_cifar_c.py's frost of one image with its photograph ``index`` and crop corner."""
     import cv2
 
     from vcrbench.corruptions import weather
 
+    photo = cv2.imread(str(weather.frost_directory() / weather.FROST_FILES[index]))
+    shrunk = cv2.resize(photo, (0, 0), fx=0.2, fy=0.2)
+    crop = shrunk[top : top + SIZE, left : left + SIZE][..., [2, 1, 0]]
+    return np.clip(c[0] * x.astype(np.float64) + c[1] * crop, 0, 255)
+
+
+def test_frost_is_cifar_cs_at_32_px_fed_the_same_crop(images):
+    """At 32 px the photograph is shrunk by 0.2 as CIFAR-10-C does; with the same photograph and
+    crop corner, each severity is CIFAR-10-C's frost within a grey level."""
+    from vcrbench.corruptions import weather
+
     needs_frost_photographs()
-    photo = cv2.imread(str(weather.frost_directory() / weather.FROST_FILES[0]))
-    layer = weather.frost_layer(0, SIZE, SIZE)
-    cifar = cv2.resize(photo, (0, 0), fx=0.2, fy=0.2)
-    assert cifar.shape[:2] == (120, 180)
-    assert layer.shape[:2] == (int(np.ceil(photo.shape[0] * 1.1)),
-                               int(np.ceil(photo.shape[1] * 1.1)))
+    assert weather.frost_scale(SIZE, SIZE) == 0.2
+    for severity, c in enumerate(CIFAR["frost"], 1):
+        point = level("frost", severity)
+        for k, x in enumerate(images):
+            seeds = [severity * 100 + k]
+            index, top, left = weather.frost_crops(seeds, SIZE, SIZE)[0]
+            layer = weather.frost_layer(index, SIZE, SIZE)
+            assert 0 <= top < layer.shape[0] - SIZE and 0 <= left < layer.shape[1] - SIZE
+            got = ours("frost", x[None], point, seeds)[0]
+            assert levels_off(got, cifar_frost(x, c, index, top, left)) <= 1, (severity, k)
+
+
+def test_frost_layer_follows_the_image_size_below_176_px_only():
+    from vcrbench.corruptions import weather
+
+    needs_frost_photographs()
+    assert weather.frost_scale(64, 96) == pytest.approx(0.4)
+    assert weather.frost_scale(175, 175) == pytest.approx(1.09375)
+    assert weather.frost_scale(176, 176) is None and weather.frost_scale(224, 224) is None
+    # 224 px: ImageNet-C's layer, bicubic, 1.1 times (the package comparison is in
+    # test_corruptions.py); 64 px: the photograph shrunk by 0.4
+    frost1 = (600, 900)
+    assert weather.frost_layer(0, 224, 224).shape[:2] == (660, 991)
+    assert weather.frost_layer(0, 64, 64).shape[:2] == (frost1[0] * 0.4, frost1[1] * 0.4)
 
 
 def test_snow_blur_radius_and_layer_spread_are_the_documented_gaps():
