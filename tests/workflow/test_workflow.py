@@ -92,10 +92,10 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         assert (counts["train_epoch"], counts["finetune_epoch"]) == (8, 4), counts
         assert (counts["curves"], counts["retraining_table"], counts["total"]) == (18, 1, 104)
     if configfile == "config/control-noc-overlap-cifar10.yaml":
-        # overlap-standard and one entry per ImageNet-NOC corruption (9 x 2 epochs), ten models
-        # on the eight candidates
-        assert (counts["finetune_epoch"], counts["predict_shard"]) == (18, 80), counts
-        assert (counts["overlap_report"], counts["total"]) == (1, 333), counts
+        # overlap-standard and one entry per candidate (the control's 5 and ImageNet-NOC's 8:
+        # 14 x 2 epochs), 15 models on the 13 candidates
+        assert (counts["finetune_epoch"], counts["predict_shard"]) == (28, 195), counts
+        assert (counts["overlap_report"], counts["total"]) == (1, 718), counts
     if configfile == "config/reva-sample.yaml":
         assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
                 "reva_curves", "reva_report"} <= planned, planned
