@@ -9,12 +9,12 @@ not depend on the thread count, and numpy's generators release the GIL while the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import TypeVar
 
 import numpy as np
 import torch
+
+from vcrbench.core.threads import thread_map
 
 T = TypeVar("T")
 
@@ -31,19 +31,12 @@ def numpy_generator(sample_seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(sample_seed)))
 
 
-@lru_cache(maxsize=4)
-def _pool(threads: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="vcrbench-noise")
-
 
 def map_per_sample(function: Callable[[int, int], T], seeds: Sequence[int]) -> list[T]:
-    """``[function(i, seed) for i, seed in enumerate(seeds)]`` on up to
-    ``torch.get_num_threads()`` threads (the job's thread count), results in order.
+    """``[function(i, seed) for i, seed in enumerate(seeds)]`` on the job's threads
+    (:func:`vcrbench.core.threads.thread_map`), results in order.
 
     ``function`` must draw from ``seed``'s own generator only and write nowhere another
     sample writes, so the results are those of the plain loop whatever the thread count.
     """
-    threads = min(torch.get_num_threads(), len(seeds))
-    if threads <= 1:
-        return [function(i, int(seed)) for i, seed in enumerate(seeds)]
-    return list(_pool(threads).map(function, range(len(seeds)), [int(s) for s in seeds]))
+    return thread_map(function, range(len(seeds)), [int(s) for s in seeds])

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from vcrbench.data.prepared import DecodedImages, PreparedImages
 from vcrbench.errors import VcrbenchError
-from vcrbench.evaluation.scoring import decode_images, pixel_checksum, regenerate_images
+from vcrbench.evaluation.scoring import decode_images, pixel_checksums, regenerate_images
 
 
 def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
@@ -124,13 +124,13 @@ def predict_scored(
                                    device=corruption_device)
         return pa.table({"sample_id": scored.column("sample_id"), **inference.decisions(images)})
     images = decode_images(scored.column("image"))
-    for sample_id, image, checksum in zip(
+    for sample_id, made, checksum in zip(
         scored.column("sample_id").to_pylist(),
-        images,
+        pixel_checksums(images),
         scored.column("checksum").to_pylist(),
         strict=True,
     ):
-        if pixel_checksum(image) != checksum:
+        if made != checksum:
             raise VcrbenchError(
                 f"sample {sample_id}: stored corrupted image does not match its checksum; "
                 "delete the scored shard and re-run to regenerate it"

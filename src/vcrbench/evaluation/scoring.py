@@ -30,6 +30,7 @@ import pyarrow as pa
 import torch
 
 from vcrbench.core.progress import Progress
+from vcrbench.core.threads import thread_map
 from vcrbench.data.datasets import IMAGE_SIZE
 from vcrbench.data.prepared import DecodedImages, PreparedImages
 from vcrbench.errors import VcrbenchError
@@ -73,6 +74,12 @@ def stores_images(setting: bool | str, n_samples: int, side: int = IMAGE_SIZE) -
 def pixel_checksum(image: np.ndarray) -> str:
     """BLAKE2b-128 hex digest of a (H, W, 3) uint8 image's bytes."""
     return hashlib.blake2b(np.ascontiguousarray(image).tobytes(), digest_size=16).hexdigest()
+
+
+def pixel_checksums(images: np.ndarray) -> list[str]:
+    """:func:`pixel_checksum` of each of ``(N, H, W, 3)`` uint8 images, on the job's threads
+    (hashlib releases the GIL on buffers this large)."""
+    return thread_map(pixel_checksum, images)
 
 
 def decode_images(column: pa.ChunkedArray | pa.Array, size: int | None = None) -> np.ndarray:
@@ -168,10 +175,9 @@ def score_shard(
         dist = corrupted.transpose(0, 3, 1, 2)
         vifs.append(vif_any_size(ref, dist, small=small_images, precision=vif_precision,
                                  device=device, chunk_size=batch_size))
-        for image in corrupted:
-            checksums.append(pixel_checksum(image))
-            if store_images:
-                images.append(image.tobytes())
+        checksums += pixel_checksums(corrupted)
+        if store_images:
+            images += [image.tobytes() for image in corrupted]
         progress.advance(rows.stop - rows.start)
     vif_values = np.concatenate(vifs) if vifs else np.empty(0)
     columns = {
@@ -211,8 +217,9 @@ def regenerate_images(
         if out is None:
             out = np.empty((len(sample_ids), *corrupted.shape[1:]), np.uint8)
         out[rows] = corrupted
-        for i, image in zip(range(rows.start, rows.stop), corrupted, strict=True):
-            if pixel_checksum(image) != checksums[i]:
+        made = pixel_checksums(corrupted)
+        for i, checksum in zip(range(rows.start, rows.stop), made, strict=True):
+            if checksum != checksums[i]:
                 raise VcrbenchError(
                     f"sample {sample_ids[i]} ({shard_corruption(samples)}): the corrupted image "
                     f"made again on {torch.device(device)} differs from the one that was scored "
@@ -257,7 +264,7 @@ def score_images(
             "image_id": pa.array(image_ids, pa.string()),
             "vif": pa.array(vif_values, pa.float64()),
             "dv": pa.array(delta_v(vif_values), pa.float64()),
-            "checksum": pa.array([pixel_checksum(image) for image in changed], pa.string()),
+            "checksum": pa.array(pixel_checksums(changed), pa.string()),
             "image": pa.array([image.tobytes() for image in changed], pa.binary()),
         },
         schema=SCORED_SCHEMA,
