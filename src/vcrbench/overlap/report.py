@@ -30,6 +30,9 @@ Tables under ``overlap/``:
 - ``robustness.parquet``: ``role``, ``model``, ``corruption``, ``accuracy_clean``,
   ``accuracy``, ``R_a``, ``score`` ("noc" | "vcr"), ``R``, ``R_lo``, ``R_hi``.
 - ``matrix.parquet``: ``score``, ``c1``, ``c2``, ``O``, ``O_lo``, ``O_hi`` (every ordered pair).
+- ``matrix_replicates.parquet``: ``score``, ``replicate``, ``c1``, ``c2``, ``O`` (null where the
+  replicate's score is not finite): the bootstrap matrices behind the intervals, so that a
+  contrast of two overlap scores gets its paired interval (:func:`overlap_contrast`).
 - ``benchmarks.parquet``: ``score``, ``threshold``, ``corruptions`` (list), ``size``,
   ``mean_overlap``, ``balance_range``, ``balance_std`` (spread of the mCEs of the members'
   single-corruption models on the selected benchmark; null for a single corruption).
@@ -171,7 +174,7 @@ def overlap_report(
                     "R_a": r_a[key], "score": score, "R": _number(value), "R_lo": lo, "R_hi": hi,
                 })
 
-    matrix_rows, benchmark_rows = [], []
+    matrix_rows, benchmark_rows, replicate_rows = [], [], []
     for score in SCORES:
         matrix = _replicate_matrix({k: np.array([v]) for k, v in point[score].items()}, 0,
                                    candidates)
@@ -184,6 +187,8 @@ def overlap_report(
                 lo, hi = _interval(stack[:, i, j]) if n_rep else (None, None)
                 matrix_rows.append({"score": score, "c1": c1, "c2": c2,
                                     "O": _number(matrix[i, j]), "O_lo": lo, "O_hi": hi})
+                replicate_rows += [{"score": score, "replicate": b, "c1": c1, "c2": c2,
+                                    "O": _number(stack[b, i, j])} for b in range(n_rep)]
         if np.isfinite(matrix).any():  # Algorithm 1 needs every score of the candidates
             benchmark_rows += _benchmarks(score, matrix, candidates, thresholds, roles, baseline,
                                           accuracy)
@@ -191,9 +196,40 @@ def overlap_report(
     return {
         "robustness": pa.Table.from_pylist(robustness_rows),
         "matrix": pa.Table.from_pylist(matrix_rows),
+        "matrix_replicates": pa.Table.from_pylist(replicate_rows, schema=REPLICATES_SCHEMA),
         "benchmarks": pa.Table.from_pylist(benchmark_rows, schema=BENCHMARK_SCHEMA),
         "ce": pa.Table.from_pylist(ce_rows),
     }
+
+
+REPLICATES_SCHEMA = pa.schema([("score", pa.string()), ("replicate", pa.int32()),
+                               ("c1", pa.string()), ("c2", pa.string()), ("O", pa.float64())])
+
+
+def overlap_contrast(matrix: pa.Table, replicates: pa.Table, score: str,
+                     first: tuple[str, str], second: tuple[str, str]) -> dict:
+    """``O(first) − O(second)`` of one score with its 95 % interval over the paired bootstrap
+    replicates (replicate ``b`` of both scores resampled the same images):
+    {difference, lo, hi, replicates} (the replicates where both scores are finite); the
+    difference is None where either point score is undefined."""
+    def cells(table: pa.Table, pair: tuple[str, str]) -> pa.Table:
+        mask = pc.and_(pc.and_(pc.equal(table["score"], score), pc.equal(table["c1"], pair[0])),
+                       pc.equal(table["c2"], pair[1]))
+        return table.filter(mask)
+
+    points = [cells(matrix, pair).column("O").to_pylist() for pair in (first, second)]
+    if not all(len(p) == 1 for p in points):
+        raise VcrbenchError(f"overlap contrast: {first} or {second} is not a pair of the "
+                            f"{score!r} matrix")
+    a, b = (cells(replicates, pair) for pair in (first, second))
+    by_b = dict(zip(b.column("replicate").to_pylist(), b.column("O").to_pylist(), strict=True))
+    diffs = np.array([o - by_b[r] for r, o in zip(a.column("replicate").to_pylist(),
+                                                   a.column("O").to_pylist(), strict=True)
+                      if o is not None and by_b.get(r) is not None], dtype=np.float64)
+    lo, hi = _interval(diffs) if diffs.size else (None, None)
+    difference = (None if None in (points[0][0], points[1][0])
+                  else float(points[0][0] - points[1][0]))
+    return {"difference": difference, "lo": lo, "hi": hi, "replicates": int(diffs.size)}
 
 
 def _replicate_matrix(values: dict[tuple[str, str], np.ndarray], b: int,

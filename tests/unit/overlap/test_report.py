@@ -105,3 +105,38 @@ def test_clean_correct_marks_unlabelled_images():
     assert np.array_equal(clean_correct(index, clean, 16), [1.0, np.nan, 0.0], equal_nan=True)
     # a CIFAR-10 run: the data set's own 10 classes, as 1000 on ImageNet
     assert np.array_equal(clean_correct(index, clean, 10), [1.0, 0.0, np.nan], equal_nan=True)
+
+
+def test_replicate_matrices_give_paired_contrasts():
+    from vcrbench.overlap.report import overlap_contrast
+
+    tables = _report(replicates=20)
+    replicates = tables["matrix_replicates"]
+    assert replicates.num_rows == 2 * 20 * len(CANDIDATES) ** 2
+    expected = 0.5 * ((0.6 - 0.3) / (0.7 - 0.3) + (0.62 - 0.3) / (0.7 - 0.3))
+    got = overlap_contrast(tables["matrix"], replicates, "noc", ("noise", "shot"),
+                           ("noise", "bright"))
+    # every image alike: every replicate gives the point matrix
+    assert got["difference"] == pytest.approx(expected - 0.0)
+    assert got["lo"] == pytest.approx(got["difference"]) and got["hi"] == pytest.approx(
+        got["difference"]) and got["replicates"] == 20
+    with pytest.raises(Exception, match="not a pair"):
+        overlap_contrast(tables["matrix"], replicates, "noc", ("noise", "fog"), ("noise", "shot"))
+
+
+def test_contrast_interval_is_the_percentile_interval_of_replicate_differences():
+    from vcrbench.overlap.report import REPLICATES_SCHEMA, overlap_contrast
+
+    rng = np.random.default_rng(3)
+    first, second = rng.normal(0.8, 0.1, 400), rng.normal(0.2, 0.05, 400)
+    rows = [{"score": "noc", "replicate": b, "c1": "a", "c2": c, "O": float(v)}
+            for b in range(400) for c, v in (("b", first[b]), ("c", second[b]))]
+    rows[1]["O"] = None  # replicate 0 of (a, c) undefined: left out
+    matrix = pa.Table.from_pylist([{"score": "noc", "c1": "a", "c2": "b", "O": 0.8},
+                                   {"score": "noc", "c1": "a", "c2": "c", "O": 0.2}])
+    got = overlap_contrast(matrix, pa.Table.from_pylist(rows, schema=REPLICATES_SCHEMA), "noc",
+                           ("a", "b"), ("a", "c"))
+    diffs = (first - second)[1:]
+    assert got["replicates"] == 399 and got["difference"] == pytest.approx(0.6)
+    assert got["lo"] == pytest.approx(np.percentile(diffs, 2.5))
+    assert got["hi"] == pytest.approx(np.percentile(diffs, 97.5))

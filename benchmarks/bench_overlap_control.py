@@ -1,0 +1,82 @@
+"""The NOC overlap positive control (issue 32), read off a finished run's overlap tables.
+
+Fine-tuning on Gaussian noise is known to transfer to the other pixel noises and not to
+low-frequency changes, so its overlap score with shot and impulse noise must come out above its
+overlap with brightness and fog. This prints, for both robustness scores (``noc`` and ``vcr``):
+the overlap of ``--corruption`` with each ``--near`` and ``--far`` corruption with its 95 %
+interval, every near − far difference with its paired interval (replicate ``b`` of both scores
+resampled the same images: :func:`vcrbench.overlap.report.overlap_contrast`), how many overlap
+scores of the matrix are defined, and the benchmarks Algorithm 1 selects. Nothing is
+recomputed::
+
+    python benchmarks/bench_overlap_control.py --run results/control-noc-overlap-cifar10
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from itertools import combinations
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_output import emit  # noqa: E402
+
+from vcrbench.core.tables import read_table  # noqa: E402
+from vcrbench.overlap.report import overlap_contrast  # noqa: E402
+
+
+def _value(x: float | None) -> str:
+    return "undefined" if x is None else f"{x:+.3f}"
+
+
+def _interval(lo: float | None, hi: float | None) -> str:
+    return "" if lo is None else f" [{lo:+.3f}, {hi:+.3f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", type=Path, required=True, help="a finished run's results folder")
+    parser.add_argument("--corruption", default="gaussian_noise")
+    parser.add_argument("--near", default="shot_noise,impulse_noise")
+    parser.add_argument("--far", default="brightness,fog")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    near, far = args.near.split(","), args.far.split(",")
+    folder = args.run / "overlap"
+    matrix, replicates = (read_table(folder / f"{t}.parquet")
+                          for t in ("matrix", "matrix_replicates"))
+    benchmarks = read_table(folder / "benchmarks.parquet").to_pylist()
+    cells = {(r["score"], r["c1"], r["c2"]): r for r in matrix.to_pylist()}
+    candidates = list(dict.fromkeys(r["c1"] for r in matrix.to_pylist()))
+    lines = [f"# NOC overlap control: {args.corruption} against {', '.join(near)} (near) and "
+             f"{', '.join(far)} (far)", "", f"Run: `{args.run}`; candidates: "
+             f"{', '.join(candidates)}. Intervals: 95 %, image bootstrap paired across models "
+             "and scores.", ""]
+    for score in ("noc", "vcr"):
+        pairs = list(combinations(candidates, 2))
+        defined = sum(cells[(score, a, b)]["O"] is not None for a, b in pairs)
+        lines += [f"## score `{score}`", "",
+                  f"Overlap scores defined: {defined} of {len(pairs)} pairs.", "",
+                  "| pair | O |", "|---|---|"]
+        for other in near + far:
+            cell = cells[(score, args.corruption, other)]
+            lines.append(f"| {args.corruption} – {other} | {_value(cell['O'])}"
+                         f"{_interval(cell['O_lo'], cell['O_hi'])} |")
+        lines += ["", "| contrast | difference |", "|---|---|"]
+        for a in near:
+            for b in far:
+                got = overlap_contrast(matrix, replicates, score, (args.corruption, a),
+                                       (args.corruption, b))
+                lines.append(f"| O({a}) − O({b}) | {_value(got['difference'])}"
+                             f"{_interval(got['lo'], got['hi'])} ({got['replicates']} "
+                             "replicates) |")
+        lines += ["", "| threshold | Algorithm 1's benchmark |", "|---:|---|"]
+        lines += [f"| {r['threshold']} | {', '.join(r['corruptions'])} |" for r in benchmarks
+                  if r["score"] == score]
+        lines.append("")
+    emit("\n".join(lines), args.out)
+
+
+if __name__ == "__main__":
+    main()
