@@ -352,7 +352,9 @@ def main() -> None:
                         help="snakemake mode: run in DIR and keep it (default: a temporary one)")
     parser.add_argument("--profile", type=Path, metavar="FILE",
                         help="chain mode: profile the first corruption's second shard with "
-                             "torch.profiler (host and GPU) and write its tables to FILE")
+                             "torch.profiler (host and GPU) and write its tables to FILE (none "
+                             "when N fits one shard); that shard's time, profiler overhead "
+                             "included, counts in the throughputs")
     parser.add_argument("--measure-pixels", action="store_true",
                         help="also write one shard with pixels to measure its bytes per sample")
     args = parser.parse_args()

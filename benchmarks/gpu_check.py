@@ -209,6 +209,7 @@ def main() -> None:
                   "--vif-batch", "64" if smoke else "256"]
         for name, model in (("resnet50", RESNET50), ("lite0", LITE0)):
             profile = work / f"profile-{name}.txt"
+            profile.unlink(missing_ok=True)  # a reused --work: never print an old run's
             check.step(f"chain {name}", [python, str(BENCH), "--n", str(n), *common, "--model",
                                          model, "--batch", "16" if smoke else "512",
                                          "--profile", str(profile)], budget[name])

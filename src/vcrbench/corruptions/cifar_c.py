@@ -143,7 +143,8 @@ it is CIFAR-10-C's operation at 32 px:
 In short, at 32 px: exact for gaussian_noise, shot_noise, impulse_noise, speckle_noise,
 gaussian_blur, glass_blur, brightness, contrast, pixelate, jpeg_compression; exact except some
 severities for defocus_blur (3), zoom_blur (1, 4, 5), fog (1 to 3), elastic_transform (5), saturate
-(4, 5); the numpy port of ImageMagick for motion_blur; different for snow, frost and spatter.
+(4, 5); the numpy port of ImageMagick for motion_blur; exact for frost with the photograph and
+crop drawn from the sample's seed; different for snow and spatter.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ The photograph's scale follows the image size below 176 px (:func:`frost_scale`)
 (``make_cifar_c.py``) shrinks it by 0.2 (``cv2.resize`` with ``fx = fy = 0.2``, bilinear) for its
 32 px images, so the layer is scaled by ``0.2 · side / 32`` (the shorter side), which meets
 ImageNet-C's 1.1 at 176 px; from there up it is ImageNet-C's, so 224 px images are unchanged.
+Only 32 px and 176 px and up are published rules; sizes between are this interpolation (Tiny
+ImageNet-C, for one, shrinks by 0.3 at 64 px, where this gives 0.4), and they resize bilinearly
+as CIFAR-10-C does. A narrow image that the scaled photograph would not cover gets ImageNet-C's
+covering scale instead.
 Here the photograph index and the crop position come from the sample's seed:
 ``torch.randint(5)``, then the row offset, then the column offset.
 
@@ -80,6 +84,8 @@ def frost_layer(index: int, height: int, width: int) -> np.ndarray:
     fh, fw = frost.shape[:2]
     small = frost_scale(height, width)
     if small is not None:
+        # a narrow image the shrunk photograph would not cover: enlarged to cover, as ImageNet-C
+        small = max(small, IMAGENET_C_FROST_SCALE * max(height / fh, width / fw))
         resized = cv2.resize(frost, (0, 0), fx=small, fy=small)
     else:
         # ImageNet-C: scale up only along a side that is too short (the larger factor), then x1.1

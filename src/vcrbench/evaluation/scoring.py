@@ -223,9 +223,10 @@ def regenerate_images(
                 raise VcrbenchError(
                     f"sample {sample_ids[i]} ({shard_corruption(samples)}): the corrupted image "
                     f"made again on {torch.device(device)} differs from the one that was scored "
-                    "(another device type or torch build scored it). Predict on the device that "
-                    "scored, or set scoring.store_images: true and delete the scored shards so "
-                    "that they are made again with their pixels"
+                    "(another device type or torch build scored it, or the corruption's code "
+                    "changed since). Predict on the device that scored, or delete the "
+                    "corruption's scored shards so that they are scored again (with "
+                    "scoring.store_images: true they keep their pixels)"
                 )
     return out if out is not None else np.empty((0, IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
 

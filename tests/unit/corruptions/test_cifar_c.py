@@ -589,6 +589,11 @@ def test_frost_layer_follows_the_image_size_below_176_px_only():
     frost1 = (600, 900)
     assert weather.frost_layer(0, 224, 224).shape[:2] == (660, 991)
     assert weather.frost_layer(0, 64, 64).shape[:2] == (frost1[0] * 0.4, frost1[1] * 0.4)
+    # a narrow image that the shrunk photograph would not cover: ImageNet-C's covering scale
+    for height, width in ((64, 32), (100, 50), (32, 200)):
+        for index in range(len(weather.FROST_FILES)):
+            layer = weather.frost_layer(index, height, width)
+            assert layer.shape[0] > height and layer.shape[1] > width
 
 
 def test_snow_blur_radius_and_layer_spread_are_the_documented_gaps():
