@@ -32,11 +32,12 @@ def numpy_generator(sample_seed: int) -> np.random.Generator:
 
 
 
-def map_per_sample(function: Callable[[int, int], T], seeds: Sequence[int]) -> list[T]:
+def map_per_sample(function: Callable[[int, int], T], seeds: Sequence[int],
+                   serial: bool = False) -> list[T]:
     """``[function(i, seed) for i, seed in enumerate(seeds)]`` on the job's threads
     (:func:`vcrbench.core.threads.thread_map`), results in order.
 
     ``function`` must draw from ``seed``'s own generator only and write nowhere another
     sample writes, so the results are those of the plain loop whatever the thread count.
     """
-    return thread_map(function, range(len(seeds)), [int(s) for s in seeds])
+    return thread_map(function, range(len(seeds)), [int(s) for s in seeds], serial=serial)

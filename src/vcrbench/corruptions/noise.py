@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from vcrbench.core.threads import SMALL_ITEM
 from vcrbench.corruptions.generators import map_per_sample, numpy_generator
 
 
@@ -36,7 +37,7 @@ def _draw(seeds: Sequence[int], shape: tuple[int, ...], kind: str,
     def fill(i: int, seed: int) -> None:
         getattr(numpy_generator(seed), kind)(shape, dtype=np.float32, out=out[i])
 
-    map_per_sample(fill, seeds)
+    map_per_sample(fill, seeds, serial=out[0].size < SMALL_ITEM if len(out) else True)
     return torch.from_numpy(out).to(like.device, like.dtype)
 
 
@@ -99,7 +100,8 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
         lam = 1.0 / (scale * scale)
         return numpy_generator(seed).poisson(pixels[i] * lam) / lam
 
-    for i, noisy in enumerate(map_per_sample(draw, seeds)):
+    for i, noisy in enumerate(map_per_sample(draw, seeds,
+                                             serial=pixels[0].size < SMALL_ITEM)):
         out[i] = images[i] if noisy is None else torch.from_numpy(noisy).to(images.device,
                                                                            images.dtype)
     return out.clamp(0.0, 1.0)

@@ -30,7 +30,7 @@ import pyarrow as pa
 import torch
 
 from vcrbench.core.progress import Progress
-from vcrbench.core.threads import thread_map
+from vcrbench.core.threads import SMALL_ITEM, thread_map
 from vcrbench.data.datasets import IMAGE_SIZE
 from vcrbench.data.prepared import DecodedImages, PreparedImages
 from vcrbench.errors import VcrbenchError
@@ -79,7 +79,8 @@ def pixel_checksum(image: np.ndarray) -> str:
 def pixel_checksums(images: np.ndarray) -> list[str]:
     """:func:`pixel_checksum` of each of ``(N, H, W, 3)`` uint8 images, on the job's threads
     (hashlib releases the GIL on buffers this large)."""
-    return thread_map(pixel_checksum, images)
+    return thread_map(pixel_checksum, images,
+                      serial=len(images) == 0 or images[0].nbytes < SMALL_ITEM)
 
 
 def decode_images(column: pa.ChunkedArray | pa.Array, size: int | None = None) -> np.ndarray:

@@ -26,10 +26,17 @@ def test_thread_map_is_map_in_order(threads, count):
     assert thread_map(lambda a, b: a * 1000 + b, items, reversed(items)) == [
         a * 1000 + b for a, b in zip(items, reversed(items), strict=True)]
     assert thread_map(str, []) == []
+    assert thread_map(str, items, serial=True) == [str(i) for i in items]
 
 
 def test_pixel_checksums_are_each_images_blake2b(threads):
     threads(3)
+    for side in (32, 160):  # under and over SMALL_ITEM: in this thread, then on three
+        images = np.random.default_rng(side).integers(0, 256, (9, side, side, 3),
+                                                      dtype=np.uint8)
+        expected = [hashlib.blake2b(image.tobytes(), digest_size=16).hexdigest()
+                    for image in images]
+        assert pixel_checksums(images) == expected
     images = np.random.default_rng(0).integers(0, 256, (9, 32, 32, 3), dtype=np.uint8)
     expected = [hashlib.blake2b(image.tobytes(), digest_size=16).hexdigest() for image in images]
     assert pixel_checksums(images) == expected == [pixel_checksum(i) for i in images]

@@ -349,9 +349,13 @@ def test_outputs_depend_only_on_image_parameters_and_seed(name, images):
 @pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise",
                                   "uniform_noise"])
 def test_noise_bytes_do_not_depend_on_the_thread_count(name, images):
-    """The per-sample draws run on the job's threads (``generators.map_per_sample``): one
-    thread, two and five give the same bytes as a plain loop over the samples."""
-    x = np.concatenate([images, images[:2, ::-1]])[:, 20:68, 10:74]
+    """The per-sample draws run on the job's threads (``generators.map_per_sample``; images
+    as large as these, 224 px, are over ``core.threads.SMALL_ITEM``): one thread, two and five
+    give the same bytes as a plain loop over the samples."""
+    from vcrbench.core.threads import SMALL_ITEM
+
+    x = np.concatenate([images, images[:2, ::-1]])
+    assert x[0].size >= SMALL_ITEM
     params = uniform_samples(name, 5, range(5))
     batch = {k: [p[k] for p in params] for k in params[0]}
     seeds = [noise_seed(5, name, i) for i in range(5)]
