@@ -31,7 +31,6 @@ def numpy_generator(sample_seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(sample_seed)))
 
 
-
 def map_per_sample(function: Callable[[int, int], T], seeds: Sequence[int],
                    serial: bool = False) -> list[T]:
     """``[function(i, seed) for i, seed in enumerate(seeds)]`` on the job's threads

@@ -91,17 +91,17 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     """
     out = torch.empty_like(images)
     scales = np.asarray(params["noise_scale"], dtype=np.float64)
-    pixels = images.detach().to("cpu", torch.float64).numpy()
 
     def draw(i: int, seed: int) -> np.ndarray | None:
         scale = float(scales[i])
         if scale < SHOT_NOISE_NEGLIGIBLE:
             return None
         lam = 1.0 / (scale * scale)
-        return numpy_generator(seed).poisson(pixels[i] * lam) / lam
+        x = images[i].detach().to("cpu", torch.float64).numpy()
+        return numpy_generator(seed).poisson(x * lam) / lam
 
     for i, noisy in enumerate(map_per_sample(draw, seeds,
-                                             serial=pixels[0].size < SMALL_ITEM)):
+                                             serial=images[0].numel() < SMALL_ITEM)):
         out[i] = images[i] if noisy is None else torch.from_numpy(noisy).to(images.device,
                                                                            images.dtype)
     return out.clamp(0.0, 1.0)
