@@ -52,6 +52,7 @@ from vcrbench.training.scratch import (  # noqa: E402
     train_epoch,
 )
 from vcrbench.training.spec import AugMixSettings  # noqa: E402
+from vcrbench.training.view_workers import ViewWorkers  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,12 +101,23 @@ def main() -> None:
     parser.add_argument("--cache", help="npz cache of a class folder's decoded arrays")
     parser.add_argument("--out", required=True)
     parser.add_argument("--eval-every", type=int, default=1)
+    parser.add_argument("--craft-only", action="store_true",
+                        help="reva_minus / reva: craft the counterparts into --out and stop "
+                             "(another run with the same --out, or a copy of the file, reuses "
+                             "them)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--view-workers", type=int, default=0,
+                        help="augmix / reva_minus / reva: make the AugMix views on the CPU in "
+                             "this many worker processes, ahead of the step (0: in the training "
+                             "process, on its device)")
     parser.add_argument("--deadline", type=float,
                         help="seconds after start: stop (state saved) before an epoch that "
                              "would end later, judged by the slowest epoch so far")
     args = parser.parse_args()
 
     start = time.perf_counter()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
@@ -137,6 +149,8 @@ def main() -> None:
     adversarial = None
     if reva is not None:
         adversarial = torch.as_tensor(counterparts(args, train, out, device), device=device)
+        if args.craft_only:
+            return
     x_test = torch.as_tensor(test.images, device=device)
     y_test = torch.as_tensor(test.labels, device=device)
     print(json.dumps({"machine": machine(device), "recipe": recipe.as_dict(),
@@ -152,12 +166,14 @@ def main() -> None:
             rows = list(csv.DictReader(handle))[: state.epoch]
     trained_s = float(rows[-1]["train_s"]) if rows else 0.0
     slowest = 0.0
+    workers = ViewWorkers(args.view_workers) if args.view_workers else None
     while state.epoch < recipe.epochs:
         if args.deadline and time.perf_counter() - start + slowest > args.deadline:
             print(json.dumps({"stopped": f"deadline before epoch {state.epoch + 1}"}), flush=True)
             break
         epoch_start = time.perf_counter()
-        row = train_epoch(state, x_train, y_train, adversarial=adversarial)
+        row = train_epoch(state, x_train, y_train, adversarial=adversarial,
+                          view_workers=workers)
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - epoch_start
@@ -176,6 +192,8 @@ def main() -> None:
             writer = csv.DictWriter(handle, fieldnames=list(rows[-1]))
             writer.writeheader()
             writer.writerows(rows)
+    if workers is not None:
+        workers.close()
     summary = {"arch": recipe.architecture, "epochs_done": state.epoch,
                "epochs": recipe.epochs, "train_s": round(trained_s, 1),
                "wall_s": round(time.perf_counter() - start, 1)}

@@ -5,6 +5,7 @@ reads its PGD counterparts and (targeted: auto) REVa part 1's groups of its stan
 import os
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 # A training epoch has its cores to itself (threads: train): busy-waiting OpenMP threads train
@@ -21,6 +22,7 @@ from vcrbench.models import resolve_device  # noqa: E402
 from vcrbench.training.adversarial import labelled_counterparts  # noqa: E402
 from vcrbench.training.methods import targeted_from_groups  # noqa: E402
 from vcrbench.training.scratch import (  # noqa: E402
+    AUGMIX_METHODS,
     labelled_images,
     load_state,
     new_state,
@@ -30,6 +32,7 @@ from vcrbench.training.scratch import (  # noqa: E402
     train_epoch,
 )
 from vcrbench.training.train_config import recipe_from_workflow  # noqa: E402
+from vcrbench.training.view_workers import ViewWorkers  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "train_epoch") as log:
     inputs, params = snakemake.input, snakemake.params
@@ -50,8 +53,14 @@ with job(snakemake.log[0], snakemake.threads, "train_epoch") as log:
             labelled_counterparts(read_table(inputs.index), shards)).to(device)
     state = new_state(recipe, device) if epoch == 1 else load_state(inputs.previous, recipe,
                                                                       device)
+    # On a GPU the AugMix views are made on the CPU by the job's other threads, ahead of the
+    # step (docs/cifar.md, "AugMix and REVa on a GPU"); on the CPU in the training process.
+    workers = snakemake.threads - 1
+    views = (ViewWorkers(workers) if device.type == "cuda" and workers >= 1
+             and recipe.method in AUGMIX_METHODS else nullcontext())
     start = time.perf_counter()
-    row = train_epoch(state, images, labels, adversarial=adversarial)
+    with views as pool:
+        row = train_epoch(state, images, labels, adversarial=adversarial, view_workers=pool)
     seconds = time.perf_counter() - start
     row = {**row, "test_accuracy": test_accuracy(state, inputs.evaluation,
                                                  inputs.evaluation_prepared, device)}

@@ -53,6 +53,7 @@ def _checkout_beside_shared(tmp_path):
         "config/cifar10.yaml",
         "config/test-cifar.yaml",
         "config/reva-cifar10.yaml",
+        "config/reva-cifar10-paper.yaml",
         "config/control-vcr-retraining-cifar10.yaml",
         "config/control-noc-overlap-cifar10.yaml",
     ],
@@ -64,7 +65,8 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
     if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
                       "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml",
-                      "config/reva-cifar10.yaml", "config/control-vcr-retraining-cifar10.yaml",
+                      "config/reva-cifar10.yaml", "config/reva-cifar10-paper.yaml",
+                      "config/control-vcr-retraining-cifar10.yaml",
                       "config/control-noc-overlap-cifar10.yaml"):
         workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
@@ -86,6 +88,13 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         assert (counts["reva_analyse"], counts["reva_imagenet_c_score"]) == (2, 30), counts
         assert counts["reva_attack"] == 12 and counts["reva_report"] == 1, counts
     counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
+    if configfile == "config/reva-cifar10-paper.yaml":
+        # 3 architectures x 4 methods x 100 epochs; each architecture's REVa- and REVa share one
+        # crafting of the 50,000 counterparts (10 shards); part 1 of the three standard models;
+        # one comparison (AllConvNet's four methods)
+        assert (counts["train_epoch"], counts["train_model"]) == (1200, 12), counts
+        assert (counts["train_pgd"], counts["reva_model_report"]) == (30, 3), counts
+        assert counts["reva_comparison"] == 1, counts
     if configfile == "config/control-vcr-retraining-cifar10.yaml":
         # fastnet's 8 epochs, two fine-tuning entries of 2 epochs from it, three models on six
         # corruptions (docs/cifar.md, "Fine-tuning at 32 px": 104 jobs)

@@ -30,7 +30,7 @@ labels (N,) int64.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from vcrbench.models.trained import read_trained
 from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
 from vcrbench.training.losses import jensen_shannon
 from vcrbench.training.spec import AugMixSettings
+from vcrbench.training.view_workers import ViewWorkers
 
 SCHEDULES = ("cosine", "onecycle")
 PRECISIONS = ("fp32", "bf16")
@@ -363,7 +364,8 @@ def new_state(recipe: ScratchRecipe, device: str | torch.device = "cpu") -> Trai
 
 def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor,
                 on_step: Callable[[int, int], None] | None = None,
-                adversarial: torch.Tensor | None = None) -> dict[str, Any]:
+                adversarial: torch.Tensor | None = None,
+                view_workers: ViewWorkers | None = None) -> dict[str, Any]:
     """Train the next epoch of ``state`` in place and return its log row.
 
     Args:
@@ -372,6 +374,9 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         on_step: called with (step in epoch, steps in epoch) after each step.
         adversarial: (N, 32, 32, 3) uint8 PGD counterparts, row ``i`` of image ``i`` (the
             methods of :data:`ADVERSARIAL_METHODS` only); cropped and flipped as the image.
+        view_workers: make the AugMix views on the CPU in these worker processes, ahead of
+            the step (the same bytes as without them on the CPU; on a GPU the views are
+            otherwise made there, launch-bound). Ignored by ``standard``.
     Returns:
         ``epoch``, ``lr`` (at the epoch's last step), ``loss`` (the method's, per image) and
         ``accuracy`` (of the cropped and flipped images as they were seen, before each step;
@@ -402,6 +407,10 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
     loss_sum = torch.zeros((), device=device, dtype=torch.float64)
     correct = torch.zeros((), device=device, dtype=torch.int64)
     lr = recipe.lr
+    view_stream = None
+    if view_workers is not None and recipe.method in AUGMIX_METHODS:
+        view_stream = view_workers.stream(recipe, epoch, _cpu_batches(images, draws, recipe,
+                                                                      per_epoch))
     for step in range(per_epoch):
         positions = slice(step * recipe.batch_size, (step + 1) * recipe.batch_size)
         index = order[positions]
@@ -412,8 +421,11 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
             # AugMix's CIFAR script: the image and its two views in one batch (shared batch
             # statistics), the loss on the image's logits plus the consistency of all three;
             # REVa's methods add the counterpart, cropped and flipped as the image
-            views = augmix_training_views(recipe, batch, epoch,
-                                          range(positions.start, positions.start + len(y)))
+            if view_stream is not None:
+                views = [v.to(device, non_blocking=True) for v in next(view_stream)]
+            else:
+                views = augmix_training_views(recipe, batch, epoch,
+                                              range(positions.start, positions.start + len(y)))
             if needs:
                 views.append(augment(adversarial[index], dx[positions], dy[positions],
                                      flip[positions], recipe.crop_padding))
@@ -448,6 +460,19 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
            "accuracy": int(correct) / n}
     state.log.append(row)
     return row
+
+
+def _cpu_batches(images: torch.Tensor, draws: EpochDraws, recipe: ScratchRecipe,
+                 per_epoch: int) -> Iterator[tuple[torch.Tensor, int]]:
+    """Each step's cropped and flipped batch on the CPU (as :func:`train_epoch` makes it on the
+    training device) and its first position, for :class:`ViewWorkers`."""
+    images = images.cpu()
+    for step in range(per_epoch):
+        positions = slice(step * recipe.batch_size, (step + 1) * recipe.batch_size)
+        batch = augment(images[torch.as_tensor(draws.order[positions])],
+                        torch.as_tensor(draws.dx[positions]), torch.as_tensor(draws.dy[positions]),
+                        torch.as_tensor(draws.flip[positions]), recipe.crop_padding)
+        yield batch, positions.start
 
 
 @torch.no_grad()
