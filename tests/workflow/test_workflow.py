@@ -309,19 +309,29 @@ figures: {{formats: [png]}}
     assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",,,")
 
 
-def test_the_imagenet_noc_set_runs_through_the_tiny_pipeline(tmp_path):
-    # corruptions: one set name for NOC's eight; a few samples each, through the summary
+def test_the_imagenet_noc_set_expands_and_its_corruptions_run_through_the_tiny_pipeline(
+        tmp_path):
+    # corruptions: one set name for NOC's eight, each planned through the summary (dry run);
+    # two of them run (a pixel-wise and a geometric one, a few samples each: every corruption
+    # takes the same rules, and each is checked at 224 and 32 px in tests/unit/corruptions)
     summary = tmp_path / "results" / "noc" / "metrics" / "summary.parquet"
-    result = snakemake(
-        str(summary.relative_to(tmp_path)), "--cores", "2", "--configfile", str(TEST_CONFIG),
-        "--config", "run=noc", "corruptions=imagenet-noc",
-        "sampling={n: 24, shard_size: 24, imagenet_c_n: 0}", "bootstrap={replicates: 5}",
-        "binning={bins: 4, min_count: 2}", workdir=tmp_path)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    rows = pq.read_table(summary).to_pylist()
+    settings = ["run=noc", "sampling={n: 24, shard_size: 24, imagenet_c_n: 0}",
+                "bootstrap={replicates: 5}", "binning={bins: 4, min_count: 2}"]
     noc = ["noc_quantization", "noc_blur", "noc_vertical_artifacts", "noc_rain", "noc_border",
            "noc_shear", "noc_brightness", "noc_hue"]
-    assert sorted({r["corruption"] for r in rows}) == sorted(noc)
+    planned = snakemake(
+        str(summary.relative_to(tmp_path)), "-n", "--configfile", str(TEST_CONFIG),
+        "--config", *settings, "corruptions=imagenet-noc", workdir=tmp_path)
+    assert planned.returncode == 0, planned.stdout[-4000:] + planned.stderr[-4000:]
+    for corruption in noc:
+        assert f"results/noc/metrics/efficientnet-lite0/{corruption}.parquet" in planned.stdout
+    ran = ["noc_rain", "noc_shear"]
+    result = snakemake(
+        str(summary.relative_to(tmp_path)), "--cores", "2", "--configfile", str(TEST_CONFIG),
+        "--config", *settings, f"corruptions=[{', '.join(ran)}]", workdir=tmp_path)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    rows = pq.read_table(summary).to_pylist()
+    assert sorted({r["corruption"] for r in rows}) == ran
     for row in rows:
         if row["metric"] == "consistency" and row["classes"] == 1000:
             assert row["n_samples"] == 24 and 0 <= row["dv_min"] < row["dv_max"] <= 1, row
