@@ -29,6 +29,7 @@ import json
 import os
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -123,6 +124,8 @@ def main() -> None:
         torch.backends.cudnn.benchmark = True
     values = dict(FAST_RECIPE) if args.recipe == "fast" else {"architecture": args.arch}
     reva = None
+    if args.craft_only and args.method not in ADVERSARIAL_METHODS:
+        parser.error("--craft-only crafts REVa's counterparts: give --method reva_minus or reva")
     if args.method in ADVERSARIAL_METHODS:
         if not args.standard:
             parser.error(f"--method {args.method} needs --standard MODEL.pt")
@@ -166,34 +169,35 @@ def main() -> None:
             rows = list(csv.DictReader(handle))[: state.epoch]
     trained_s = float(rows[-1]["train_s"]) if rows else 0.0
     slowest = 0.0
-    workers = ViewWorkers(args.view_workers) if args.view_workers else None
-    while state.epoch < recipe.epochs:
-        if args.deadline and time.perf_counter() - start + slowest > args.deadline:
-            print(json.dumps({"stopped": f"deadline before epoch {state.epoch + 1}"}), flush=True)
-            break
-        epoch_start = time.perf_counter()
-        row = train_epoch(state, x_train, y_train, adversarial=adversarial,
-                          view_workers=workers)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - epoch_start
-        slowest = max(slowest, seconds)
-        trained_s += seconds
-        last = state.epoch == recipe.epochs
-        test_acc = ""
-        if last or state.epoch % args.eval_every == 0:
-            test_acc = round(accuracy(state.model, x_test, y_test, recipe), 4)
-        rows.append({"epoch": state.epoch, "train_s": round(trained_s, 1),
-                     "lr": f"{row['lr']:.3g}", "loss": round(row["loss"], 4),
-                     "train_acc": round(row["accuracy"], 4), "test_acc": test_acc})
-        print(json.dumps(rows[-1]), flush=True)
-        save_state(state, state_path)
-        with log_path.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[-1]))
-            writer.writeheader()
-            writer.writerows(rows)
-    if workers is not None:
-        workers.close()
+    pool = (ViewWorkers(args.view_workers)
+            if args.view_workers and args.method in AUGMIX_METHODS else nullcontext())
+    with pool as workers:
+        while state.epoch < recipe.epochs:
+            if args.deadline and time.perf_counter() - start + slowest > args.deadline:
+                print(json.dumps({"stopped": f"deadline before epoch {state.epoch + 1}"}),
+                      flush=True)
+                break
+            epoch_start = time.perf_counter()
+            row = train_epoch(state, x_train, y_train, adversarial=adversarial,
+                              view_workers=workers)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - epoch_start
+            slowest = max(slowest, seconds)
+            trained_s += seconds
+            last = state.epoch == recipe.epochs
+            test_acc = ""
+            if last or state.epoch % args.eval_every == 0:
+                test_acc = round(accuracy(state.model, x_test, y_test, recipe), 4)
+            rows.append({"epoch": state.epoch, "train_s": round(trained_s, 1),
+                         "lr": f"{row['lr']:.3g}", "loss": round(row["loss"], 4),
+                         "train_acc": round(row["accuracy"], 4), "test_acc": test_acc})
+            print(json.dumps(rows[-1]), flush=True)
+            save_state(state, state_path)
+            with log_path.open("w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(rows[-1]))
+                writer.writeheader()
+                writer.writerows(rows)
     summary = {"arch": recipe.architecture, "epochs_done": state.epoch,
                "epochs": recipe.epochs, "train_s": round(trained_s, 1),
                "wall_s": round(time.perf_counter() - start, 1)}

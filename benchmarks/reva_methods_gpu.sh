@@ -28,14 +28,20 @@ targeted=${TARGETED:-frost,contrast,glass_blur,gaussian_noise}
 device=${DEVICE:-cuda}
 threads=${THREADS:-4}
 view_workers=${VIEW_WORKERS:-4}
+case "$epochs$deadline" in
+    *[!0-9]*) echo "EPOCHS and DEADLINE_S must be whole numbers" >&2; exit 2 ;;
+esac
 start=$(date +%s)
 mkdir -p "$out"
 here=$(dirname "$0")
 common=(--arch "$arch" --recipe augmix --epochs "$epochs" --device "$device" --precision bf16
         --data "$data" --eval-every 5 --threads "$threads")
 
-left() {  # the --deadline of a run started now
-    if [ "$deadline" -gt 0 ]; then echo "--deadline $((deadline - $(date +%s) + start))"; fi
+left() {  # the --deadline of a run started now (at least 1 s: 0 would mean none)
+    if [ "$deadline" -gt 0 ]; then
+        local seconds=$((deadline - $(date +%s) + start))
+        echo "--deadline $((seconds > 0 ? seconds : 1))"
+    fi
 }
 train() {  # METHOD FOLDER [ARGS...]: one training in the background, its output in FOLDER.log
     local method=$1 folder=$2
@@ -55,15 +61,25 @@ if [ ! -f "$out/standard/model.pt" ]; then
     wait "$augmix" || true
     exit 1
 fi
-python3 "$here/bench_cifar_train.py" "${common[@]}" --method reva_minus --craft-only \
-    --standard "$out/standard/model.pt" --out "$out/reva-minus" >"$out/craft.log" 2>&1
+if ! python3 "$here/bench_cifar_train.py" "${common[@]}" --method reva_minus --craft-only \
+        --standard "$out/standard/model.pt" --out "$out/reva-minus" >"$out/craft.log" 2>&1; then
+    echo "crafting the counterparts failed (see $out/craft.log): no REVa- / REVa" >&2
+    wait "$augmix" || true
+    exit 1
+fi
 mkdir -p "$out/reva"
 cp "$out"/reva-minus/counterparts-*.npy "$out/reva/"
 train reva_minus reva-minus --standard "$out/standard/model.pt" --view-workers "$view_workers"
+minus=$!
 train reva reva --standard "$out/standard/model.pt" --targeted "$targeted" --severity 3 \
     --view-workers "$view_workers"
-wait
+reva=$!
+failed=0
+for pid in "$augmix" "$minus" "$reva"; do
+    wait "$pid" || failed=1
+done
 for method in standard augmix reva-minus reva; do
     echo "$method: $(tail -n 1 "$out/$method.log")"
 done
 echo "total_s: $(($(date +%s) - start))"
+exit "$failed"

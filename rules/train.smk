@@ -79,13 +79,14 @@ rule train_epoch:
         "../envs/vision.yaml"
     threads: config["threads"]["train"]
     resources:
-        mem_mb=4000,
+        mem_mb=train_epoch_mem_mb,
         runtime=720,
         gpu=GPU,
     params:
         recipe=train_recipe,
         label_space=LABEL_SPACE.name,
         device=config["device"],
+        view_workers=config["threads"]["train_views"],
     script:
         "../workflow_scripts/train_epoch.py"
 

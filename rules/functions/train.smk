@@ -44,6 +44,20 @@ def train_recipe(wildcards):
     return workflow_recipe(TRAIN[wildcards.trained], config["seed"])
 
 
+def train_epoch_mem_mb(wildcards, threads):
+    """4 GB, plus 0.5 GB per AugMix view worker (a spawned process with torch loaded):
+    threads.train_views, auto = the job's other threads on a GPU."""
+    setting = config["threads"]["train_views"]
+    method = train_recipe(wildcards).get("method", "standard")
+    if method == "standard":
+        return 4000
+    if setting == "auto":
+        workers = max(1, threads - 1) if config["device"] != "cpu" else 0
+    else:
+        workers = int(setting)
+    return 4000 + 500 * workers
+
+
 def train_seed(wildcards):
     entry = TRAIN[wildcards.trained]
     return config["seed"] if entry["seed"] is None else entry["seed"]

@@ -94,7 +94,7 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         # one comparison (AllConvNet's four methods)
         assert (counts["train_epoch"], counts["train_model"]) == (1200, 12), counts
         assert (counts["train_pgd"], counts["reva_model_report"]) == (30, 3), counts
-        assert counts["reva_comparison"] == 1, counts
+        assert (counts["reva_comparison"], counts["total"]) == (1, 2373), counts
     if configfile == "config/control-vcr-retraining-cifar10.yaml":
         # fastnet's 8 epochs, two fine-tuning entries of 2 epochs from it, three models on six
         # corruptions (docs/cifar.md, "Fine-tuning at 32 px": 104 jobs)
@@ -309,7 +309,7 @@ figures: {{formats: [png]}}
     assert coverage[1].startswith("uniform_noise,60,") and coverage[1].endswith(",,,")
 
 
-def test_the_imagenet_noc_set_expands_and_its_corruptions_run_through_the_tiny_pipeline(
+def test_the_imagenet_noc_set_expands_and_two_of_its_corruptions_run_through_the_pipeline(
         tmp_path):
     # corruptions: one set name for NOC's eight, each planned through the summary (dry run);
     # two of them run (a pixel-wise and a geometric one, a few samples each: every corruption

@@ -3,7 +3,8 @@
 The two AugMix views of a batch (:func:`~vcrbench.training.scratch.augmix_training_views`) are
 a few hundred small tensor operations and, for REVa, numpy corruptions. Made on a GPU they leave
 the training step bound by kernel launches and host work: on one H200, an AugMix epoch of
-AllConvNet took 50 to 85 s against 6 s for a standard one, and a REVa epoch 219 s (docs/cifar.md).
+AllConvNet took 50 to 84 s against 6 s for a standard one (four trainings sharing the
+GPU), and a REVa epoch 219 s (docs/cifar.md).
 :class:`ViewWorkers` makes them on the CPU in worker processes, a window of batches ahead of the
 step, exactly as a CPU training makes them (the same function on the same cropped and flipped
 uint8 images), so the views are byte for byte those of a training without workers on the CPU,
@@ -35,11 +36,21 @@ def _views(recipe: Any, batch: np.ndarray, epoch: int, start: int) -> list[np.nd
     return [v.numpy() for v in views]
 
 
+def view_worker_count(setting: int | str, threads: int, device_type: str) -> int:
+    """Workers of a job with ``threads`` threads (config ``threads.train_views``): ``auto`` is
+    ``threads - 1`` (at least 1) on a GPU and 0 on the CPU; a number is taken as it is."""
+    if setting == "auto":
+        return max(1, threads - 1) if device_type == "cuda" else 0
+    return int(setting)
+
+
 class ViewWorkers:
     """A pool of ``workers`` processes (spawned, one torch thread each) making AugMix views.
 
     Use as a context manager (the processes end with it); one pool serves every epoch.
-    ``ahead``: batches in flight (default twice the workers).
+    ``ahead``: batches in flight (default twice the workers). Spawned workers import the
+    calling program's main module again (as ``__mp_main__``): a script that creates the pool
+    must keep its work under ``if __name__ == "__main__":``.
     """
 
     def __init__(self, workers: int, ahead: int | None = None) -> None:

@@ -340,22 +340,33 @@ def test_gradient_clipping_bounds_each_steps_gradient() -> None:
 
 def test_view_workers_give_the_same_training_as_views_made_in_process() -> None:
     """Views made ahead in worker processes are the in-process views byte for byte: the same
-    weights after a REVa epoch (a targeted numpy corruption included) with more batches than
-    batches in flight and a short last batch."""
+    weights after two REVa epochs of one pool (a targeted numpy corruption included) with more
+    batches than batches in flight and a short last batch."""
     from vcrbench.training.view_workers import ViewWorkers
 
     torch.set_num_threads(1)
     images, labels = _toy_data(56)
-    recipe = _reva_recipe("reva", targeted=("glass_blur",), epochs=1, batch_size=16)
+    recipe = _reva_recipe("reva", targeted=("glass_blur",), epochs=2, batch_size=16)
     adversarial = _counterparts(images)
     reference = new_state(recipe)
-    train_epoch(reference, images, labels, adversarial=adversarial)
+    for _ in range(2):
+        train_epoch(reference, images, labels, adversarial=adversarial)
     state = new_state(recipe)
     with ViewWorkers(2, ahead=3) as pool:
-        row = train_epoch(state, images, labels, adversarial=adversarial, view_workers=pool)
-    assert [row] == reference.log
+        rows = [train_epoch(state, images, labels, adversarial=adversarial, view_workers=pool)
+                for _ in range(2)]
+    assert rows == reference.log
     expected = reference.model.state_dict()
     for key, value in state.model.state_dict().items():
         assert torch.equal(value, expected[key]), key
     with pytest.raises(ValueError, match="at least 1"):
         ViewWorkers(0)
+
+
+def test_view_worker_count_follows_the_device() -> None:
+    from vcrbench.training.view_workers import view_worker_count
+
+    assert view_worker_count("auto", 16, "cuda") == 15
+    assert view_worker_count("auto", 1, "cuda") == 1  # views always made on the CPU on a GPU
+    assert view_worker_count("auto", 16, "cpu") == 0
+    assert view_worker_count(3, 16, "cpu") == 3 and view_worker_count(0, 16, "cuda") == 0
