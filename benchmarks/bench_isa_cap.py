@@ -7,9 +7,10 @@ the table gives the median of the rounds: on a shared machine whose speed drifts
 interleaved pairs compare (docs/architecture.md, "Where the default run's time goes on a CPU
 without AVX-512"). Each child measures, on one thread: EfficientNet-Lite0's OpenVINO forward
 pass (64 images, pieces of 8, as a prediction job runs it), its eager forward pass (32 images),
-and VIF at 224 px (32 pairs, as a scoring job computes it).
+and VIF at 224 px (32 pairs, as a scoring job computes it). ``--profile`` also prints, for the
+last capped child, ``torch.profiler``'s operators of that VIF call by self CPU time.
 
-    python benchmarks/bench_isa_cap.py --rounds 3
+    python benchmarks/bench_isa_cap.py --rounds 3 [--profile]
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ AVX2_CAP = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2",
 MEASURES = ("openvino_images_per_s", "eager_images_per_s", "vif_ms_per_pair")
 
 
-def measure(cache_dir: str) -> dict[str, float]:
-    """The child's measurements (one torch thread)."""
+def measure(cache_dir: str, profile: bool = False) -> dict:
+    """The child's measurements (one torch thread); with ``profile`` also VIF's operator table
+    (``vif_profile``: text)."""
     import numpy as np
     import torch
 
@@ -57,32 +59,50 @@ def measure(cache_dir: str) -> dict[str, float]:
         eager = 32 / (time.perf_counter() - start)
     start = time.perf_counter()
     vif(ref, dist)
-    return {"openvino_images_per_s": openvino, "eager_images_per_s": eager,
-            "vif_ms_per_pair": (time.perf_counter() - start) / 32 * 1000}
+    result = {"openvino_images_per_s": openvino, "eager_images_per_s": eager,
+              "vif_ms_per_pair": (time.perf_counter() - start) / 32 * 1000}
+    if profile:
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as profiler
+
+        with profiler(activities=[ProfilerActivity.CPU]) as prof:
+            vif(ref, dist)
+        result["vif_profile"] = prof.key_averages().table(sort_by="self_cpu_time_total",
+                                                          row_limit=10)
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", action="store_true",
+                        help="also VIF's operator table of the last capped child")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child)))
+        print(json.dumps(measure(args.child, args.profile)))
         return
     sys.path.insert(0, str(Path(__file__).parent))
     import torch
     from bench_output import machine
 
     results: dict[str, list[dict[str, float]]] = {"uncapped": [], "AVX2 cap": []}
+    vif_profile = None
     with tempfile.TemporaryDirectory() as cache:
-        for _ in range(args.rounds):
+        for round_ in range(args.rounds):
             for name, extra in (("uncapped", {}), ("AVX2 cap", AVX2_CAP)):
                 env = {k: v for k, v in os.environ.items() if k not in AVX2_CAP}
-                out = subprocess.run([sys.executable, __file__, "--child", cache],
+                profile = (["--profile"] if args.profile and extra
+                           and round_ == args.rounds - 1 else [])
+                out = subprocess.run([sys.executable, __file__, "--child", cache, *profile],
                                      env={**env, **extra}, capture_output=True, text=True,
                                      check=True)
-                results[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+                row = json.loads(out.stdout.strip().splitlines()[-1])
+                vif_profile = row.pop("vif_profile", None) or vif_profile
+                results[name].append(row)
                 print(name, results[name][-1], flush=True)
+    if vif_profile:
+        print("VIF, 32 pairs, AVX2 cap, one thread: operators by self CPU time\n" + vif_profile)
     lines = [f"machine: {json.dumps(machine(torch.device('cpu')))}; one thread; median of "
              f"{args.rounds} interleaved rounds (range in brackets)", "",
              "| measure | uncapped | AVX2 cap | cap ÷ uncapped |", "|---|---:|---:|---:|"]

@@ -3,7 +3,9 @@
 from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.data.datasets import list_entries_from_config  # noqa: E402
 from vcrbench.training.scratch import ADVERSARIAL_METHODS as SCRATCH_ADVERSARIAL  # noqa: E402
+from vcrbench.training.scratch import AUGMIX_METHODS as SCRATCH_AUGMIX  # noqa: E402
 from vcrbench.training.train_config import pgd_identity, workflow_recipe  # noqa: E402
+from vcrbench.training.view_workers import view_worker_count  # noqa: E402
 
 # Models trained from scratch (config train[]), by name.
 TRAIN = {entry["name"]: entry for entry in config["train"]}
@@ -45,17 +47,12 @@ def train_recipe(wildcards):
 
 
 def train_epoch_mem_mb(wildcards, threads):
-    """4 GB, plus 0.5 GB per AugMix view worker (a spawned process with torch loaded):
-    threads.train_views, auto = the job's other threads on a GPU."""
-    setting = config["threads"]["train_views"]
-    method = train_recipe(wildcards).get("method", "standard")
-    if method == "standard":
+    """4 GB, plus 0.5 GB per AugMix view worker (a spawned process with torch loaded;
+    threads.train_views, counted as the job will count them; device auto as a GPU)."""
+    if train_recipe(wildcards).get("method", "standard") not in SCRATCH_AUGMIX:
         return 4000
-    if setting == "auto":
-        workers = max(1, threads - 1) if config["device"] != "cpu" else 0
-    else:
-        workers = int(setting)
-    return 4000 + 500 * workers
+    device = "cpu" if config["device"] == "cpu" else "cuda"
+    return 4000 + 500 * view_worker_count(config["threads"]["train_views"], threads, device)
 
 
 def train_seed(wildcards):
