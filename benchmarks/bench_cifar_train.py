@@ -83,6 +83,10 @@ def main() -> None:
     parser.add_argument("--recipe", choices=("fast", "augmix"), default="fast",
                         help="fast: FAST_RECIPE; augmix: AugMix's CIFAR recipe (the default)")
     parser.add_argument("--epochs", type=int, help="override the recipe's epochs")
+    parser.add_argument("--batch-size", type=int, help="override the recipe's batch size")
+    parser.add_argument("--lr", type=float, help="override the recipe's peak learning rate")
+    parser.add_argument("--warmup-epochs", type=float,
+                        help="override the recipe's warm-up epochs (one-cycle schedule)")
     parser.add_argument("--method", choices=SCRATCH_METHODS, default="standard",
                         help="augmix: the image and two AugMix views (AugMix's CIFAR settings); "
                              "reva_minus / reva: those and the PGD counterpart (REVa's Eq. 2)")
@@ -133,8 +137,9 @@ def main() -> None:
                            severity=args.severity)
     values.update(architecture=args.arch, classes=10, seed=args.seed, method=args.method,
                   augmix=AugMixSettings() if args.method in AUGMIX_METHODS else None, reva=reva)
-    if args.epochs:
-        values["epochs"] = args.epochs
+    for key in ("epochs", "batch_size", "lr", "warmup_epochs"):
+        if getattr(args, key) is not None:
+            values[key] = getattr(args, key)
     if args.precision:
         values["precision"] = args.precision
     recipe = ScratchRecipe(**values)
