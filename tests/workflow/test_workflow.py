@@ -80,13 +80,18 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
         assert counts["train_epoch"] == 8 and counts["train_model"] == 1, counts
         assert counts["curves"] == 14 and counts["imagenet_c_metrics"] == 9, counts
-    if configfile == "config/reva-cifar10.yaml":  # REVa part 1 over fastnet's own images
+    if configfile == "config/reva-cifar10.yaml":  # REVa parts 1 and 2 on the CPU budget
         counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
-        assert counts["train_epoch"] == 8 and counts["reva_pool_from_train"] == 1, counts
+        # four methods x 4 epochs; REVa- and REVa share one crafting of the 10,000 counterparts
+        # (2 shards); part 1 over the Standard model's own images
+        assert (counts["train_epoch"], counts["train_model"]) == (16, 4), counts
+        assert (counts["train_pgd"], counts["reva_pool_from_train"]) == (2, 1), counts
         # 1,000 pool images in shards of 500; the 15 ImageNet-C corruptions on both sets at
-        # CIFAR-10-C's severities; six attacks on both sets
+        # CIFAR-10-C's severities; six attacks on the weak set (Standard) and on the evaluation
+        # set (each method, white-box), one comparison
         assert (counts["reva_analyse"], counts["reva_imagenet_c_score"]) == (2, 30), counts
-        assert counts["reva_attack"] == 12 and counts["reva_report"] == 1, counts
+        assert (counts["reva_attack"], counts["reva_model_report"]) == (30, 1), counts
+        assert (counts["reva_comparison"], counts["total"]) == (1, 568), counts
     counts = {row[0]: int(row[1]) for row in job_stats if len(row) == 2 and row[1].isdigit()}
     if configfile == "config/reva-cifar10-paper.yaml":
         # 3 architectures x 4 methods x 100 epochs; each architecture's REVa- and REVa share one

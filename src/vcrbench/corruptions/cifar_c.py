@@ -20,7 +20,8 @@ max_delta + 1``, fog's plasma fractal is made on the next power of two ``>= max(
 CIFAR-10-C's ``mapsize=32``, the elastic affine's points sit ``min(H, W) // 3`` px around the
 centre, ``clipped_zoom`` crops ``ceil(H / z)`` px), and all blur and displacement parameters are in
 pixels of the image at hand, so CIFAR-10-C's constants (set in pixels of a 32 px image) are used as
-they are. No registry function was changed for this.
+they are. Two layers were made to follow the image size for this: frost's photograph and
+spatter's settings (below).
 
 Per corruption, CIFAR-10-C's constants ``c`` for severities 1 to 5, the registry point, and whether
 it is CIFAR-10-C's operation at 32 px:
@@ -116,20 +117,15 @@ it is CIFAR-10-C's operation at 32 px:
   NEAREST, but enlarging to 32 px the two are the same selection (each output pixel's box holds
   exactly one input pixel, ``floor((j + 0.5) n / 32)``, as no centre falls on a pixel boundary).
 - ``jpeg_compression``: ``quality = c`` = 80, 65, 58, 50, 40 (Pillow's encoder). Exact.
-- ``spatter``: one ``strength`` along the registry's path through ImageNet-C's spatter settings
-  (knots 1, 3, 4, 5, 6), which cannot hold CIFAR-10-C's settings (loc, scale, blur sigma, threshold,
-  intensity or mud blur, mud) = (0.62, 0.1, 0.7, 0.7, 0.5, water), (0.65, 0.1, 0.8, 0.7, 0.5,
-  water), (0.65, 0.3, 1, 0.69, 0.5, water), (0.65, 0.1, 0.7, 0.69, 0.6, mud), (0.65, 0.1, 0.5, 0.68,
-  0.6, mud). Points: 0.54, 0.88, 2.52, 5, 6. No severity is CIFAR-10-C's operation. Water (1 to 3):
-  the strength whose mean water mask at 32 px equals CIFAR-10-C's (0.0054, 0.0142, 0.0341; 400
-  draws; the same layer code, ``digital.liquid_layer`` and ``water_mask``, on CIFAR-10-C's settings
-  gives CIFAR-10-C's mask): the same amount of water, but in ImageNet-C's blobs (blur sigma 4 to 3.2
-  px where CIFAR-10-C's are 0.7 to 1 px, so fewer, larger blobs on a 32 px image). Mud (4, 5): the
-  registry's pure mud starts at strength 5 (ImageNet-C's severity 4), already 12 % of a 32 px image
-  where CIFAR-10-C's mud covers 3.5 % and 5.9 % (mean of ``mud_mask``); between 4 and 5 water and
-  mud are cross-faded. CIFAR-10-C's mud severities are mapped to ImageNet-C's two mud severities, 5
-  and 6 (coverage 12 % and 19 %): two to three times CIFAR-10-C's mud, in larger blobs (liquid blur
-  1 px and mud blur 1.5 px where CIFAR-10-C's are 0.7 or 0.5 and 0.6).
+- ``spatter``: ``strength`` = 1, 3, 4, 5, 6, the knots of the registry's strength path, which
+  at 32 px runs through CIFAR-10-C's settings (loc, scale, blur sigma, threshold, intensity or
+  mud blur, mud) = (0.62, 0.1, 0.7, 0.7, 0.5, water), (0.65, 0.1, 0.8, 0.7, 0.5, water), (0.65,
+  0.3, 1, 0.69, 0.5, water), (0.65, 0.1, 0.7, 0.69, 0.6, mud), (0.65, 0.1, 0.5, 0.68, 0.6, mud)
+  (``digital.spatter_severities``: the layers follow the image's side, ImageNet-C's settings at
+  224 px). Every severity is CIFAR-10-C's operation (fed the same noise, within a grey level:
+  the registry rounds where CIFAR-10-C truncates). Before 2026-11-27 the path ran through
+  ImageNet-C's settings at every size: water matched on its amount, in larger blobs, and two to
+  three times CIFAR-10-C's mud.
 - ``saturate``: CIFAR-10-C's ``S' = clip(S a + b)`` with (a, b) = (0.3, 0), (0.1, 0), (1.5, 0), (2,
   0.1), (2.5, 0.2). For a < 1: ``saturation = a - 1`` = -0.7, -0.9; for a > 1: ``saturation = 1 - 1
   / a`` with the registry's offset ``b`` at that point (``digital.saturate_gain_offset``).
@@ -141,10 +137,10 @@ it is CIFAR-10-C's operation at 32 px:
   and 0.06 instead of 0.1 and 0.2 at S = 0), strongly saturated ones reach S' = 1 sooner.
 
 In short, at 32 px: exact for gaussian_noise, shot_noise, impulse_noise, speckle_noise,
-gaussian_blur, glass_blur, brightness, contrast, pixelate, jpeg_compression; exact except some
-severities for defocus_blur (3), zoom_blur (1, 4, 5), fog (1 to 3), elastic_transform (5), saturate
-(4, 5); the numpy port of ImageMagick for motion_blur; exact for frost with the photograph and
-crop drawn from the sample's seed; different for snow and spatter.
+gaussian_blur, glass_blur, brightness, contrast, pixelate, jpeg_compression, spatter; exact
+except some severities for defocus_blur (3), zoom_blur (1, 4, 5), fog (1 to 3),
+elastic_transform (5), saturate (4, 5); the numpy port of ImageMagick for motion_blur; exact for
+frost with the photograph and crop drawn from the sample's seed; different for snow.
 """
 
 from __future__ import annotations
@@ -223,8 +219,8 @@ _TABLE: dict[str, tuple[dict[str, float], ...]] = {
                                  (_ELASTIC_ALPHA_5, _ELASTIC_SIGMA_FLOOR, 32 * 0.03)),
     "pixelate": _single("block", tuple(1 / c for c in (0.95, 0.9, 0.85, 0.75, 0.65))),
     "jpeg_compression": _single("quality", (80, 65, 58, 50, 40)),
-    # matched mean water mask (1-3); ImageNet-C's two mud severities (4, 5) (docstring)
-    "spatter": _single("strength", (0.54, 0.88, 2.52, 5.0, 6.0)),
+    # the knots of the strength path, CIFAR-10-C's settings at 32 px (docstring)
+    "spatter": _single("strength", (1.0, 3.0, 4.0, 5.0, 6.0)),
     # a - 1 below 1, 1 - 1 / a above; 4 and 5 least-squares fits (docstring)
     "saturate": _single("saturation", (0.3 - 1, 0.1 - 1, 1 - 1 / 1.5, 0.564, 0.692)),
 }

@@ -263,6 +263,18 @@ SPATTER_SEVERITIES = (
     (0.65, 0.3, 1.0, 0.65, 1.5, True),
     (0.67, 0.4, 1.0, 0.65, 1.5, True),
 )
+#: CIFAR-10-C's spatter severities (``make_cifar_c.py``; the same fields): the settings of its
+#: 32 x 32 images, whose liquid blobs are blurred 0.5 to 1 px where ImageNet-C's are 1 to 4 px.
+SPATTER_SEVERITIES_32 = (
+    (0.62, 0.1, 0.7, 0.7, 0.5, False),
+    (0.65, 0.1, 0.8, 0.7, 0.5, False),
+    (0.65, 0.3, 1.0, 0.69, 0.5, False),
+    (0.65, 0.1, 0.7, 0.69, 0.6, True),
+    (0.65, 0.1, 0.5, 0.68, 0.6, True),
+)
+#: The image sides (px) of the two tables: CIFAR-10-C's at and below the first, ImageNet-C's at
+#: and above the second (``spatter_severities``).
+SPATTER_TABLE_SIDES = (32, 224)
 #: Where ImageNet-C's five severities sit on the strength axis. Severities 1 and 2 are two
 #: units apart because the blobs spread fastest between them (dv 0.30 to 0.71): spacing them
 #: like the others would leave that stretch of dv thinly sampled.
@@ -270,34 +282,50 @@ SPATTER_KNOTS = (1.0, 3.0, 4.0, 5.0, 6.0)
 #: The strongest strength: severity 5's mud with the threshold lowered until mud covers all.
 SPATTER_MAX = 9.0
 #: The mud threshold at ``SPATTER_MAX`` (0.10: no pixel of the layer stays below it, in
-#: practice) and its fall per unit of strength beyond the last knot.
+#: practice).
 SPATTER_FULL_THRESHOLD = 0.10
-SPATTER_THRESHOLD_STEP = (SPATTER_SEVERITIES[4][3] - SPATTER_FULL_THRESHOLD) / (
-    SPATTER_MAX - SPATTER_KNOTS[4])
 #: Water is pale turquoise, mud brown (RGB, 0-255), as ImageNet-C.
 WATER_RGB = (175.0, 238.0, 238.0)
 MUD_RGB = (63.0, 42.0, 20.0)
 
 
-def spatter_setting(strength: float) -> list[tuple[float, tuple]]:
-    """The layers of one strength: ``[(weight, setting)]``, settings as ``SPATTER_SEVERITIES``.
+def spatter_severities(side: int) -> tuple[tuple, ...]:
+    """The five settings (as ``SPATTER_SEVERITIES``) that the strength path of an image of
+    ``side`` px runs through: CIFAR-10-C's (``SPATTER_SEVERITIES_32``) at 32 px and below,
+    ImageNet-C's at 224 px and above, and in between every number interpolated linearly in
+    ``log(side)`` (this project's choice; water and mud fall on the same severities in both)."""
+    small, large = SPATTER_TABLE_SIDES
+    if side >= large:
+        return SPATTER_SEVERITIES
+    if side <= small:
+        return SPATTER_SEVERITIES_32
+    frac = math.log(side / small) / math.log(large / small)
+    return tuple((*(a + frac * (b - a) for a, b in zip(lo[:5], hi[:5], strict=True)), lo[5])
+                 for lo, hi in zip(SPATTER_SEVERITIES_32, SPATTER_SEVERITIES, strict=True))
+
+
+def spatter_setting(strength: float, side: int = SPATTER_TABLE_SIDES[1]
+                    ) -> list[tuple[float, tuple]]:
+    """The layers of one strength on an image of ``side`` px: ``[(weight, setting)]``, settings
+    as ``SPATTER_SEVERITIES``, along ``spatter_severities(side)`` (ImageNet-C's at 224 px,
+    CIFAR-10-C's at 32 px; its severities at the knots).
 
     0 is clean; up to 1 (severity 1) the water of severity 1 with its intensity times
     ``strength ** 2`` (dv grows about evenly in log strength); between the knots of two water
     severities (1 to 3 to 4) or two mud ones (5 to 6) every number of the setting is linear;
     from the water of severity 3 (4) to the mud of severity 4 (5) the two are cross-faded
     (weight on mud: the fraction of the way); beyond severity 5 (6) its mud with the threshold
-    lowered by ``SPATTER_THRESHOLD_STEP`` per unit, to ``SPATTER_FULL_THRESHOLD`` at 9.
+    lowered linearly per unit, to ``SPATTER_FULL_THRESHOLD`` at 9.
     """
-    sev, knots = SPATTER_SEVERITIES, SPATTER_KNOTS
+    sev, knots = spatter_severities(side), SPATTER_KNOTS
     if strength <= knots[0]:
         loc, scale, sigma, thr, intensity, mud = sev[0]
         ramp = (strength / knots[0]) ** 2
         return [(1.0, (loc, scale, sigma, thr, intensity * ramp, mud))]
     if strength >= knots[4]:
         loc, scale, sigma, thr, blur, mud = sev[4]
-        return [(1.0, (loc, scale, sigma, thr - SPATTER_THRESHOLD_STEP * (strength - knots[4]),
-                       blur, mud))]
+        step = (thr - SPATTER_FULL_THRESHOLD) / (SPATTER_MAX - knots[4])  # to full mud at 9
+        return [(1.0, (loc, scale, sigma, thr - step * (strength - knots[4]), blur, mud))]
     k = max(i for i in range(4) if knots[i] <= strength)  # between severity k + 1 and k + 2
     lo, hi = sev[k], sev[k + 1]
     frac = (strength - knots[k]) / (knots[k + 1] - knots[k])
@@ -356,11 +384,13 @@ def mud_mask(layer: np.ndarray, threshold: float, blur: float) -> np.ndarray:
 
 
 def spatter_one(image: torch.Tensor, strength: float, noise: np.ndarray) -> torch.Tensor:
-    """Spatter of one ``(3, H, W)`` image from its ``(H, W)`` float64 standard normal noise."""
+    """Spatter of one ``(3, H, W)`` image from its ``(H, W)`` float64 standard normal noise; the
+    layers follow the image's side (the smaller of H and W: ``spatter_severities``)."""
     if strength <= 0.0:
         return image
     out = torch.zeros_like(image)
-    for weight, (loc, scale, sigma, thr, extra, mud) in spatter_setting(strength):
+    side = min(image.shape[-2:])
+    for weight, (loc, scale, sigma, thr, extra, mud) in spatter_setting(strength, side):
         layer = liquid_layer(noise, loc, scale, sigma, thr)
         if mud:
             m = torch.from_numpy(mud_mask(layer, thr, extra)).to(image.device, image.dtype)
@@ -376,8 +406,8 @@ def spatter_one(image: torch.Tensor, strength: float, noise: np.ndarray) -> torc
 
 def spatter(images: torch.Tensor, params: dict[str, np.ndarray],
             seeds: Sequence[int]) -> torch.Tensor:
-    """ImageNet-C spatter along ``strength`` in ``[0, SPATTER_MAX]`` (``spatter_setting``);
-    noise from the seed."""
+    """ImageNet-C spatter along ``strength`` in ``[0, SPATTER_MAX]`` (``spatter_setting``, with
+    the layers of the image's side: CIFAR-10-C's at 32 px); noise from the seed."""
     _, _, h, w = images.shape
     out = []
     for img, strength, seed in zip(images, params["strength"], seeds, strict=True):

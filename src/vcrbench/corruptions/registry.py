@@ -596,7 +596,10 @@ _ENTRIES += [
         every number of ImageNet-C's settings is linear, except from water (3) to mud (4),
         which are cross-faded (a dip in dv half way); above severity 5 the mud threshold falls
         linearly from 0.65 to 0.10 at 9, where mud covers everything (dv 1; 0.99 from 8). The
-        layers are made on the CPU (OpenCV, as ImageNet-C; digital module docstring).""",
+        settings follow the image's side: ImageNet-C's at 224 px and above, CIFAR-10-C's at 32
+        px and below (finer blobs: blur 0.5 to 1 px), interpolated in log(side) in between
+        (digital.spatter_severities). The layers are made on the CPU (OpenCV, as ImageNet-C;
+        digital module docstring).""",
         digital.spatter, spacing={"strength": 0.03}),
     _entry(
         "saturate", "imagenet-c", "digital", {"saturation": (-1.0, 1.0)},

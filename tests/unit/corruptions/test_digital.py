@@ -15,6 +15,8 @@ distribution (speckle: mean and standard deviation of the change within 3 %).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -174,8 +176,10 @@ def test_speckle_noise_matches_the_package(images, ic):
 
 def test_spatter_matches_the_package(images, ic):
     """The package's liquid layer noise fed in: water (1-3) and mud (4, 5) within 1e-3 levels
-    except on at most 0.1 % of the pixels."""
-    x = images[:2]
+    except on at most 0.1 % of the pixels, at 224 px (ImageNet-C's settings; smaller images
+    get smaller blobs: ``test_spatter_layers_follow_the_image_side``)."""
+    x = np.stack([np.asarray(Image.fromarray(img).resize((224, 224), Image.BILINEAR))
+                  for img in images[:2]])
     for severity, point in enumerate(imagenet_c_samples("spatter"), 1):
         loc, scale = dig.SPATTER_SEVERITIES[severity - 1][:2]
         for k, img in enumerate(x):
@@ -201,6 +205,30 @@ def test_spatter_strength_is_continuous(images):
         b = dig.spatter_one(x, s + 1e-7, n)
         assert (a - b).abs().mean() < 1e-3, s
     full = dig.spatter_one(x, dig.SPATTER_MAX, n)
+    brown = torch.tensor(dig.MUD_RGB, dtype=full.dtype).view(3, 1, 1) / 255
+    assert torch.allclose(full, brown.expand_as(full))
+
+
+def test_spatter_layers_follow_the_image_side():
+    """ImageNet-C's settings at 224 px and above, CIFAR-10-C's at 32 px and below, each number
+    linear in log(side) in between; the strength path runs through the side's table, and full
+    mud at the strongest strength on any side."""
+    assert dig.spatter_severities(224) == dig.spatter_severities(512) == dig.SPATTER_SEVERITIES
+    assert dig.spatter_severities(32) == dig.spatter_severities(16) == dig.SPATTER_SEVERITIES_32
+    frac = math.log(85 / 32) / math.log(224 / 32)  # 85 px: about half way in log(side)
+    for mid, small, large in zip(dig.spatter_severities(85), dig.SPATTER_SEVERITIES_32,
+                                 dig.SPATTER_SEVERITIES, strict=True):
+        assert mid[5] == small[5] == large[5]
+        np.testing.assert_allclose(mid[:5], np.array(small[:5]) * (1 - frac)
+                                   + np.array(large[:5]) * frac, rtol=1e-12)
+    for side in (32, 96, 224):
+        table = dig.spatter_severities(side)
+        for knot, setting in zip(dig.SPATTER_KNOTS, table, strict=True):
+            assert dig.spatter_setting(knot, side) == [(1.0, setting)]
+        (_, (*_, threshold, _, mud)), = dig.spatter_setting(dig.SPATTER_MAX, side)
+        assert mud and threshold == pytest.approx(dig.SPATTER_FULL_THRESHOLD)
+    x = torch.full((3, 32, 32), 0.5, dtype=torch.float64)
+    full = dig.spatter_one(x, dig.SPATTER_MAX, np.random.default_rng(1).standard_normal((32, 32)))
     brown = torch.tensor(dig.MUD_RGB, dtype=full.dtype).view(3, 1, 1) / 255
     assert torch.allclose(full, brown.expand_as(full))
 
