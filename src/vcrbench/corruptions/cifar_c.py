@@ -67,27 +67,19 @@ it is CIFAR-10-C's operation at 32 px:
   levels from CIFAR-10-C's on average on smooth images (20 on white noise: CIFAR-10-C's small zooms
   are whole-pixel enlargements anchored at the top-left corner at 32 px, ours are about the centre),
   severities 4 and 5 0.6 to 0.9 (2.5 and 3.3 on white noise).
-- ``snow``: ``(snow_mean, threshold, flake_zoom, blur_sigma, blend, opacity)`` from CIFAR-10-C's
-  ``(loc, scale, zoom, threshold, blur radius, blur sigma, mix)``: ``blur_sigma`` = blur sigma,
-  ``blend`` = mix, ``opacity`` = 1, and ``snow_mean`` = loc, ``threshold`` = threshold, except as
-  follows. Points: (0, 0.75, 1.5, 3, 0.95, 1), (0, 0.6, 1.5, 4, 0.9, 1), (0.15, 0.55, 1.75, 4, 0.9,
-  1), (0.25, 0.6, 2.25, 6, 0.85, 1), (0.3, 0.65, 1.5, 12, 0.8, 1). No severity is CIFAR-10-C's
-  operation, for these reasons. (a) All: the layer's motion blur is the numpy port (see
-  motion_blur), in float on the zoomed layer before its crop to 32 px, rounded to 8 bits once;
-  CIFAR-10-C truncates the thresholded layer to 8 bits, trims it to 32 x 32 and blurs it with
-  ImageMagick. (b) All: the registry's blur has radius 12 (kernel 25 taps); CIFAR-10-C's radii 8,
-  10, 10, 12, 14: for 1 to 3 the missing or extra taps weigh under 1e-5 (their sigma is 3 or 4), 4
-  is the same, 5 (radius 14, sigma 12) loses its last four taps (29 -> 25, 2.3 % of the kernel's
-  weight: a slightly shorter streak). (c) 1 and 2: CIFAR-10-C's layer has standard deviation 0.2,
-  the registry's 0.3 (fixed): we keep CIFAR-10-C's flake pixels (the same z-score ``(threshold -
-  loc) / scale`` = 2.5 and 2) with the darkest flakes the domain allows (snow_mean 0, its lower
-  bound): threshold = 0.3 z = 0.75 and 0.6; a flake pixel of z-score z' is then 0.3 z' instead of
-  0.1 + 0.2 z', 0.1 (z' - 1) brighter before the blur (0.15 and 0.1 at the threshold), where mapping
-  loc and threshold as they are would give 8 and 4 times as many flakes. (d) 1, 2 and 5:
-  CIFAR-10-C's zoom 1, 1 and 1.25 lie under the domain's 1.5, clipped to 1.5 (flakes 1.5 times
-  larger). (e) 4: at zoom 2.25 the zoomed layer is 34 px and CIFAR-10-C keeps rows and columns 1 to
-  32 (centred trim), the registry 0 to 31 (the same law). Severity 3 differs from CIFAR-10-C by (a)
-  only.
+- ``snow``: CIFAR-10-C's ``(loc, scale, zoom, threshold, blur radius, blur sigma, mix)`` are
+  ``snow_mean`` = loc, ``threshold``, ``flake_zoom`` = zoom, ``blur_sigma``, ``blend`` = mix,
+  ``opacity`` = 1, and the registry's snow settings (given points only; drawn samples keep their
+  defaults) ``layer_std`` = scale, ``blur_radius`` = radius and ``cifar_layer`` = 1: the zoomed
+  layer trimmed about its centre, thresholded, truncated to 8 bits, then blurred, as
+  ``make_cifar_c.py`` does. CIFAR-10-C's zoom 1 and 1.25 lie under the drawn domain's 1.5 and
+  are allowed for given points (``point_domain``). Every severity is CIFAR-10-C's operation
+  except for the streak blur, which is ImageNet-C's numpy port of ImageMagick's motion blur
+  (``kernels.motion_taps``, as ``motion_blur``) where CIFAR-10-C calls ImageMagick (tested
+  against a step-by-step reference with that kernel, fed the same draws). Before 2026-11-27
+  the layer's spread (0.3) and radius (12) were fixed, zooms clipped to 1.5 and the layer
+  blurred in float before its top-left trim: severities 1, 2 had darker flakes at the same
+  z-score, 1, 2, 5 flakes 1.2 to 1.5 times larger, 5 a slightly shorter streak.
 - ``frost``: ``(image_weight, frost_weight) = c`` = (1, 0.2), (1, 0.3), (0.9, 0.4), (0.85, 0.4),
   (0.75, 0.45); the photograph is one of frost1 to frost5 (``randint(5)``) in both. Every severity
   is CIFAR-10-C's operation: at 32 px ``weather.frost_layer`` shrinks the photograph by 0.2
@@ -140,7 +132,8 @@ In short, at 32 px: exact for gaussian_noise, shot_noise, impulse_noise, speckle
 gaussian_blur, glass_blur, brightness, contrast, pixelate, jpeg_compression, spatter; exact
 except some severities for defocus_blur (3), zoom_blur (1, 4, 5), fog (1 to 3),
 elastic_transform (5), saturate (4, 5); the numpy port of ImageMagick for motion_blur; exact for
-frost with the photograph and crop drawn from the sample's seed; different for snow.
+frost with the photograph and crop drawn from the sample's seed; ImageNet-C's numpy port of
+ImageMagick's motion blur for snow's streaks.
 """
 
 from __future__ import annotations
@@ -180,7 +173,8 @@ def _single(name: str, values: tuple[float, ...]) -> tuple[dict[str, float], ...
     return _levels((name,), *((v,) for v in values))
 
 
-_SNOW = ("snow_mean", "threshold", "flake_zoom", "blur_sigma", "blend", "opacity")
+_SNOW = ("snow_mean", "threshold", "flake_zoom", "blur_sigma", "blend", "opacity", "layer_std",
+         "blur_radius", "cifar_layer")
 
 _TABLE: dict[str, tuple[dict[str, float], ...]] = {
     "gaussian_noise": _single("sigma", (0.04, 0.06, 0.08, 0.09, 0.10)),
@@ -196,13 +190,14 @@ _TABLE: dict[str, tuple[dict[str, float], ...]] = {
     "motion_blur": _levels(("radius", "sigma"), (6, 1), (6, 1.5), (6, 2), (8, 2), (9, 2.5)),
     # the largest factor of np.arange(1, 1.06 / 1.11 / 1.16 / 1.21 / 1.26, 0.01)
     "zoom_blur": _single("zoom", (1.06, 1.11, 1.15, 1.20, 1.25)),
-    # severities 1, 2: std 0.2 -> 0.3 with the same flake pixels; zoom < 1.5 clipped (docstring)
+    # CIFAR-10-C's (loc, threshold, zoom, blur sigma, mix), opacity 1, and the settings:
+    # (scale, blur radius) and its order of the layer's steps (docstring)
     "snow": _levels(_SNOW,
-                    (0.0, 0.3 * (0.6 - 0.1) / 0.2, 1.5, 3, 0.95, 1),
-                    (0.0, 0.3 * (0.5 - 0.1) / 0.2, 1.5, 4, 0.9, 1),
-                    (0.15, 0.55, 1.75, 4, 0.9, 1),
-                    (0.25, 0.6, 2.25, 6, 0.85, 1),
-                    (0.3, 0.65, 1.5, 12, 0.8, 1)),
+                    (0.1, 0.6, 1.0, 3, 0.95, 1, 0.2, 8, 1),
+                    (0.1, 0.5, 1.0, 4, 0.9, 1, 0.2, 10, 1),
+                    (0.15, 0.55, 1.75, 4, 0.9, 1, 0.3, 10, 1),
+                    (0.25, 0.6, 2.25, 6, 0.85, 1, 0.3, 12, 1),
+                    (0.3, 0.65, 1.25, 12, 0.8, 1, 0.3, 14, 1)),
     "frost": _levels(("image_weight", "frost_weight"),
                      (1, 0.2), (1, 0.3), (0.9, 0.4), (0.85, 0.4), (0.75, 0.45)),
     # fog_weight = c / (1 + c); decay 3, 3, 2.5 clipped to the domain's 2.0

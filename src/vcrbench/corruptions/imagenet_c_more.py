@@ -286,12 +286,24 @@ def snow_draws(seed: int, height: int, width: int) -> tuple[np.ndarray, float]:
 def snow_layer(field: np.ndarray, mean: float, threshold: float, flake_zoom: float,
                blur_sigma: float, height: int, width: int, angle: float,
                device: torch.device, dtype: torch.dtype,
-               blur_radius: float = SNOW_BLUR_RADIUS) -> torch.Tensor:
-    """ImageNet-C's snow layer ``(H, W)``: ``N(mean, 0.3)`` enlarged by ``flake_zoom``, values
-    under ``threshold`` set to 0, clipped to [0, 1], motion-blurred, rounded to 8 bits."""
-    layer = torch.from_numpy(mean + SNOW_STD * field).to(device, dtype)[None]
+               blur_radius: float = SNOW_BLUR_RADIUS, std: float = SNOW_STD,
+               cifar_layer: bool = False) -> torch.Tensor:
+    """ImageNet-C's snow layer ``(H, W)``: ``N(mean, std)`` enlarged by ``flake_zoom``, values
+    under ``threshold`` set to 0, clipped to [0, 1], motion-blurred, rounded to 8 bits.
+
+    ``cifar_layer``: CIFAR-10-C's order of steps (``make_cifar_c.py``): the enlarged layer is
+    trimmed to ``H x W`` about its centre before the threshold, truncated to 8 bits (its PNG)
+    and then blurred; otherwise the whole enlarged layer is blurred in float and its top-left
+    ``H x W`` kept (``imagecorruptions``)."""
+    layer = torch.from_numpy(mean + std * field).to(device, dtype)[None]
     layer = clipped_zoom(layer, flake_zoom)
+    if cifar_layer:
+        _, lh, lw = layer.shape
+        top, left = (lh - height) // 2, (lw - width) // 2
+        layer = layer[:, top:top + height, left:left + width]
     layer = torch.where(layer < threshold, torch.zeros_like(layer), layer).clamp(0.0, 1.0)
+    if cifar_layer:
+        layer = torch.floor(layer * 255.0) / 255.0
     _, lh, lw = layer.shape
     layer = shift_sum(layer, motion_taps(blur_radius, blur_sigma, angle, lh, lw))
     return (torch.round(layer * 255.0) / 255.0)[0, :height, :width]
@@ -303,12 +315,14 @@ def snow_one(image: torch.Tensor, point: dict[str, float], field: np.ndarray,
 
     ``x' = blend x + (1 - blend) max(x, 1.5 grey(x) + 0.5)`` (grey: ITU-R 601 luma, as
     ``cv2.COLOR_RGB2GRAY``), then ``clip(x' + opacity (L + rot180(L)))`` with ``L`` the snow
-    layer (``snow_layer``). ``point`` may also give ``blur_radius`` (ImageNet-C's severity 1).
+    layer (``snow_layer``). ``point`` may also give the settings ``layer_std``, ``blur_radius``
+    and ``cifar_layer`` (registry entry; their defaults otherwise).
     """
     _, h, w = image.shape
     layer = snow_layer(field, point["snow_mean"], point["threshold"], point["flake_zoom"],
                        point["blur_sigma"], h, w, angle, image.device, image.dtype,
-                       point.get("blur_radius", SNOW_BLUR_RADIUS))
+                       point.get("blur_radius", SNOW_BLUR_RADIUS),
+                       point.get("layer_std", SNOW_STD), bool(point.get("cifar_layer", 0.0)))
     blend = point["blend"]
     grey = 0.299 * image[0] + 0.587 * image[1] + 0.114 * image[2]
     base = blend * image + (1.0 - blend) * torch.maximum(image, grey * 1.5 + 0.5)
@@ -317,15 +331,18 @@ def snow_one(image: torch.Tensor, point: dict[str, float], field: np.ndarray,
 
 
 SNOW_PARAMETERS = ("snow_mean", "threshold", "flake_zoom", "blur_sigma", "blend", "opacity")
+#: Snow's settings (registry ``settings``): given points only.
+SNOW_SETTINGS = ("layer_std", "blur_radius", "cifar_layer")
 
 
 def snow(images: torch.Tensor, params: dict[str, np.ndarray],
          seeds: Sequence[int]) -> torch.Tensor:
     """ImageNet-C snow (module docstring); ``opacity`` 0 and ``blend`` 1 is the clean image."""
     _, _, h, w = images.shape
+    names = SNOW_PARAMETERS + tuple(k for k in SNOW_SETTINGS if k in params)
     out = []
     for i, (img, seed) in enumerate(zip(images, seeds, strict=True)):
-        point = {p: float(params[p][i]) for p in SNOW_PARAMETERS}
+        point = {p: float(params[p][i]) for p in names}
         if point["opacity"] == 0.0 and point["blend"] == 1.0:
             out.append(img)
             continue

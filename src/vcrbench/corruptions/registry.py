@@ -94,10 +94,30 @@ class Corruption:
     #: draws below it and stretches the ones above log-linearly; parameters not listed scale
     #: linearly.
     pixel_thresholds: Mapping[str, float] = field(default_factory=dict)
+    #: Settings of the operation that a given point may set and continuous draws never do:
+    #: name -> ``(low, high, default)``. A point without a setting (every drawn sample) gets its
+    #: default, so draws and their bytes do not change; severity tables set them where a
+    #: source's constants are not on the registry's domain (CIFAR-10-C's snow: its layer's
+    #: spread, its blur radius and its layer's order of steps).
+    settings: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
+    #: Parameter -> a wider range that *given* points may use (severity tables) while draws
+    #: still cover ``parameters`` (CIFAR-10-C's snow flakes at zoom 1, under the drawn 1.5).
+    point_domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
             raise ValueError(f"{self.name}: bad source or visual class")
+        settings = {k: tuple(float(v) for v in rng) for k, rng in self.settings.items()}
+        if set(settings) & set(self.parameters) or not all(
+                len(r) == 3 and r[0] <= r[2] <= r[1] for r in settings.values()):
+            raise ValueError(f"{self.name}: settings map new names to (low, high, default)")
+        object.__setattr__(self, "settings", MappingProxyType(settings))
+        wider = {p: (float(lo), float(hi)) for p, (lo, hi) in self.point_domain.items()}
+        if set(wider) - set(self.parameters) or not all(
+                wider[p][0] <= self.parameters[p][0] and self.parameters[p][1] <= wider[p][1]
+                for p in wider):
+            raise ValueError(f"{self.name}: point_domain widens parameters' domains")
+        object.__setattr__(self, "point_domain", MappingProxyType(wider))
         object.__setattr__(self, "parameters", MappingProxyType(dict(self.parameters)))
         object.__setattr__(self, "identity", MappingProxyType(dict(self.identity)))
         object.__setattr__(self, "strongest", MappingProxyType(dict(self.strongest)))
@@ -147,7 +167,9 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
            spacing_power: dict[str, float] | None = None, coupling: float = 0.0,
            source_range: dict[str, tuple[float, float]] | None = None,
            pixel_parameters: tuple[str, ...] = (),
-           pixel_thresholds: dict[str, float] | None = None) -> Corruption:
+           pixel_thresholds: dict[str, float] | None = None,
+           settings: dict[str, tuple[float, float, float]] | None = None,
+           point_domain: dict[str, tuple[float, float]] | None = None) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -158,7 +180,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         strongest=dict(zip(names, strongest, strict=True)),
         docs=" ".join(docs.split()), function=function, spacing=spacing or {},
         spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {},
-        pixel_parameters=frozenset(pixel_parameters), pixel_thresholds=pixel_thresholds or {})
+        pixel_parameters=frozenset(pixel_parameters), pixel_thresholds=pixel_thresholds or {},
+        settings=settings or {}, point_domain=point_domain or {})
 
 
 def get_corruption(name: str) -> Corruption:
@@ -181,7 +204,8 @@ def _as_array(name: str, param: str, values: object) -> np.ndarray:
 
 
 def validate_parameters(name: str | Corruption, params: Mapping[str, object]) -> None:
-    """Check that ``params`` has exactly the corruption's parameters, all inside their domains.
+    """Check that ``params`` has exactly the corruption's parameters, and perhaps some of its
+    settings, all inside their domains (a parameter's ``point_domain`` where it has one).
 
     Values may be scalars or 1-D sequences / arrays / tensors. Raises ``VcrbenchError`` naming
     the offending parameter and its domain.
@@ -190,15 +214,18 @@ def validate_parameters(name: str | Corruption, params: Mapping[str, object]) ->
     if not isinstance(params, Mapping):
         raise VcrbenchError(f"{spec.name}: parameters must be a mapping of name -> values")
     expected = list(spec.parameters)
-    unknown = [p for p in params if p not in spec.parameters]
+    unknown = [p for p in params if p not in spec.parameters and p not in spec.settings]
     if unknown:
+        optional = f" (settings: {', '.join(spec.settings)})" if spec.settings else ""
         raise VcrbenchError(f"{spec.name}: unknown parameter(s) {', '.join(map(repr, unknown))};"
-                            f" expected {', '.join(expected)}")
+                            f" expected {', '.join(expected)}{optional}")
     missing = [p for p in expected if p not in params]
     if missing:
         raise VcrbenchError(f"{spec.name}: missing parameter(s) {', '.join(map(repr, missing))};"
                             f" expected {', '.join(expected)}")
-    for param, (low, high) in spec.parameters.items():
+    domains = {**{p: spec.point_domain.get(p, rng) for p, rng in spec.parameters.items()},
+               **{k: (low, high) for k, (low, high, _) in spec.settings.items() if k in params}}
+    for param, (low, high) in domains.items():
         arr = _as_array(spec.name, param, params[param])
         if arr.ndim != 1:
             raise VcrbenchError(f"{spec.name}: parameter {param!r} must be one value per sample")
@@ -251,7 +278,8 @@ def apply_corruption(name: str, images: torch.Tensor,
     images = _check_images(images)
     batch = images.shape[0]
     validate_parameters(spec, params)
-    arrays = {p: _as_array(spec.name, p, params[p]) for p in spec.parameters}
+    arrays = {p: _as_array(spec.name, p, params[p])
+              for p in (*spec.parameters, *(k for k in spec.settings if k in params))}
     for param, arr in arrays.items():
         if arr.shape != (batch,):
             raise VcrbenchError(f"{spec.name}: parameter {param!r} has {arr.size} values for "
@@ -499,9 +527,17 @@ _ENTRIES += [
         rotation added: clip(x' + opacity (L + rot180 L)). opacity is new (ImageNet-C: 1) so
         that (opacity 0, blend 1) is the clean image; at (1.5, 0.5, ..., blend 0, opacity 1) the
         snow covers everything (a white image, dv 1). ImageNet-C's severities (its radius 10 at
-        severity 1 gives the same layer to 1e-5): dv 0.72, 0.80, 0.82, 0.86, 0.84.""",
+        severity 1 gives the same layer to 1e-5): dv 0.72, 0.80, 0.82, 0.86, 0.84. Settings
+        that given points may set (draws never do): layer_std (0.3), blur_radius (12 px),
+        cifar_layer (0; 1 = CIFAR-10-C's order of steps: the zoomed layer trimmed about its
+        centre, thresholded, truncated to 8 bits, then blurred); given points may zoom the
+        flakes from 1 (CIFAR-10-C's severities: corruptions.cifar_c).""",
         imagenet_c_more.snow, spacing={"snow_mean": 0.003, "opacity": 0.01, "blend": 0.0003},
-        spacing_power={"snow_mean": 1.4, "opacity": 1.4, "blend": 1.4}),
+        spacing_power={"snow_mean": 1.4, "opacity": 1.4, "blend": 1.4},
+        settings={"layer_std": (0.05, 1.0, imagenet_c_more.SNOW_STD),
+                  "blur_radius": (1.0, 30.0, imagenet_c_more.SNOW_BLUR_RADIUS),
+                  "cifar_layer": (0.0, 1.0, 0.0)},
+        point_domain={"flake_zoom": (1.0, 5.0)}),
     _entry(
         "fog", "imagenet-c", "weather", {"fog_weight": (0.0, 1.0), "decay": (1.4, 2.0)},
         [(1.5 / 2.5, 2.0), (2.0 / 3.0, 2.0), (2.5 / 3.5, 1.7), (2.5 / 3.5, 1.5), (3.0 / 4.0, 1.4)],

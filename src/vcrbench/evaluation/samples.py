@@ -10,9 +10,11 @@ parameters scaled to the image ``side``) or from the ImageNet-C severity ``i mod
 Schema of ``samples/<c>/shard-<k>.parquet``: ``sample_id`` (int64), ``image_id`` (string),
 ``corruption`` (string), ``seed`` (int64, the per-sample noise seed), ``severity`` (int8: 1–5 in
 imagenet-c mode, 0 in uniform mode), then one float64 column per corruption parameter (units as
-in the corruption registry). An imagenet-c shard made with ``jpeg_quality`` (config
-``imagenet_c.jpeg_quality``) also has a ``jpeg_quality`` column (int16): each corrupted image is
-then re-saved as a JPEG of that quality, as the published ImageNet-C images were
+in the corruption registry), and in imagenet-c mode one per registry setting that the severity
+table gives (CIFAR-10-C's snow at 32 px: ``layer_std``, ``blur_radius``, ``cifar_layer``). An
+imagenet-c shard made with ``jpeg_quality`` (config ``imagenet_c.jpeg_quality``) also has a
+``jpeg_quality`` column (int16): each corrupted image is then re-saved as a JPEG of that
+quality, as the published ImageNet-C images were
 (:func:`vcrbench.evaluation.scoring.corrupted_batches`). Without it the shard is byte for byte
 what it was before the option existed.
 """
@@ -63,7 +65,7 @@ def make_samples(
 
     spec = get_corruption(corruption)
     names = list(spec.parameters)
-    clash = set(names) & set(FIXED_COLUMNS + OPTIONAL_COLUMNS)
+    clash = (set(names) | set(spec.settings)) & set(FIXED_COLUMNS + OPTIONAL_COLUMNS)
     if clash:
         raise VcrbenchError(f"corruption {corruption}: parameter names {clash} clash with columns")
     ids = list(shard_range(shard, n, shard_size))
@@ -74,6 +76,11 @@ def make_samples(
         severity = [0] * len(ids)
     elif mode == "imagenet-c":
         levels = imagenet_c_samples(corruption, side)
+        # settings that a severity table gives (CIFAR-10-C's snow) are columns too, their
+        # default where a level leaves them out
+        names += [k for k in spec.settings if any(k in level for level in levels)]
+        levels = [{**{k: default for k, (_, _, default) in spec.settings.items()
+                      if k in names}, **level} for level in levels]
         params = [levels[i % IMAGENET_C_LEVELS] for i in ids]
         images = [image_ids[order[(i // IMAGENET_C_LEVELS) % len(image_ids)]] for i in ids]
         severity = [i % IMAGENET_C_LEVELS + 1 for i in ids]

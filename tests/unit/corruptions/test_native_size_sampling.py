@@ -269,3 +269,44 @@ def test_below_each_threshold_the_image_is_unchanged(name):
         above = spec.identity[param] + 4 * threshold
         out = apply_corruption(name, clean / 255, {**point, param: [above, above]}, [0, 1])
         assert not torch.equal(out.to(torch.float64), clean), (name, param)
+
+
+class _Images:
+    """The reading interface of a prepared store over fixed 32 px arrays."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.arrays = arrays
+        self.image_shape = (32, 32, 3)
+
+    def __contains__(self, image_id: str) -> bool:
+        return image_id in self.arrays
+
+    def images(self, image_ids) -> np.ndarray:
+        return np.stack([self.arrays[i] for i in image_ids])
+
+
+def test_cifar_c_snow_samples_carry_its_settings_to_the_images():
+    """At 32 px snow's severity samples get columns for the settings CIFAR-10-C's table gives, and
+    the regenerated images are those of the whole point; at 224 px (and in uniform mode) the
+    shard has the parameters only."""
+    from vcrbench.corruptions import corrupt_uint8
+    from vcrbench.evaluation.scoring import corrupted_batches
+
+    kw = dict(seed=SEED, n=10, shard_size=10, shard=0)
+    spec = get_corruption("snow")
+    for table in (make_samples(["a", "b"], "snow", mode="imagenet-c", side=224, **kw),
+                  make_samples(["a", "b"], "snow", mode="uniform", side=32, **kw)):
+        assert not set(spec.settings) & set(table.column_names)
+    small = make_samples(["a", "b"], "snow", mode="imagenet-c", side=32, **kw)
+    assert small.column("layer_std").to_pylist()[:5] == [0.2, 0.2, 0.3, 0.3, 0.3]
+    assert small.column("blur_radius").to_pylist()[:5] == [8.0, 10.0, 10.0, 12.0, 14.0]
+    assert small.column("flake_zoom").to_pylist()[:5] == [1.0, 1.0, 1.75, 2.25, 1.25]
+    rng = np.random.default_rng(3)
+    clean = _Images({i: rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for i in "ab"})
+    (rows, _, corrupted), = corrupted_batches(small, clean, batch_size=10)
+    ids, seeds = small.column("image_id").to_pylist(), small.column("seed").to_pylist()
+    for row in range(rows.stop):
+        point = cifar_c_severities("snow")[row % 5]
+        one = corrupt_uint8("snow", clean.images([ids[row]]), {k: [v] for k, v in point.items()},
+                            [seeds[row]], torch.device("cpu"))
+        np.testing.assert_array_equal(corrupted[row], one[0])
