@@ -405,6 +405,7 @@ rule reva_comparison:
         baselines=REVA_COMPARISON.baselines if REVA_COMPARISON else [],
         transfer_from=REVA_COMPARISON.transfer_from if REVA_COMPARISON else None,
         alternative=REVA_COMPARISON.alternative if REVA_COMPARISON else None,
+        published=config["reva"]["comparison"]["published"],
         inputs=reva_comparison_inputs() if REVA_COMPARISON else {},
         categories=reva_categories(),
         n_boot=config["bootstrap"]["replicates"],

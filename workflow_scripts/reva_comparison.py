@@ -21,6 +21,7 @@ with job(snakemake.log[0], snakemake.threads, "reva_comparison") as log:
         categories=params.categories,
         training_labels={label: read_table(path, ["label"]).column("label").to_pylist()
                          for label, path in params.training.items()},
+        published=params.published,
     )
     log.info("%s", ", ".join(f"{k} {v.num_rows} rows" for k, v in tables.items()))
     for path in snakemake.output.tables:

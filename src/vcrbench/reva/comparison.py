@@ -71,6 +71,7 @@ from vcrbench.curves.bootstrap import metric_interval
 from vcrbench.curves.tables import finite_or_none
 from vcrbench.errors import VcrbenchError
 from vcrbench.reva.categories import ADVERSARIAL, category_of
+from vcrbench.reva.published import published_text
 from vcrbench.reva.relative_errors import (
     Estimate,
     adversarial_error,
@@ -244,6 +245,7 @@ def comparison_tables(
     alternative: str = "two-sided",
     categories: Mapping[str, str] | None = None,
     training_labels: Mapping[str, Sequence[int]] | None = None,
+    published: str | None = None,
 ) -> tuple[dict[str, pa.Table], str]:
     """The comparison's tables and Markdown (module docstring).
 
@@ -261,6 +263,8 @@ def comparison_tables(
         categories: corruption -> REVa category (default: :func:`category_of` of the name).
         training_labels: label -> the class labels of a fine-tuned method's training images
             (for :func:`class_overlap_text`; methods that were not fine-tuned are left out).
+        published: a name of :data:`vcrbench.reva.published.PUBLISHED` whose rows the Markdown
+            prints beside the summary (``reva.comparison.published``), or None.
 
     Returns:
         ({"errors", "tests", "vcr"} -> table, Markdown text).
@@ -303,7 +307,8 @@ def comparison_tables(
                                     schema=SCHEMA_VCR),
     }
     text = comparison_text(tables, methods={k: v.model for k, v in methods.items()},
-                           baselines=baselines, transfer_from=transfer_from, n_boot=n_boot)
+                           baselines=baselines, transfer_from=transfer_from, n_boot=n_boot,
+                           published=published)
     if training_labels:
         evaluated = np.asarray(index.column("label").to_numpy(zero_copy_only=False))
         overlap = class_overlap_text(training_labels, evaluated[evaluated >= 0].tolist())
@@ -357,8 +362,10 @@ def _cell(text: str | None) -> str:
 
 
 def comparison_text(tables: Mapping[str, pa.Table], *, methods: Mapping[str, str],
-                    baselines: Sequence[str], transfer_from: str | None, n_boot: int) -> str:
-    """The Markdown of the comparison (module docstring)."""
+                    baselines: Sequence[str], transfer_from: str | None, n_boot: int,
+                    published: str | None = None) -> str:
+    """The Markdown of the comparison (module docstring); with ``published``, the paper's rows
+    of that name (:mod:`vcrbench.reva.published`) beside the summary."""
     errors = tables["errors"].to_pylist()
     by = {(r["method"], r["kind"], r["perturbation"]): r for r in errors}
 
@@ -382,6 +389,8 @@ def comparison_text(tables: Mapping[str, pa.Table], *, methods: Mapping[str, str
         ([m, *(cell(m, k, "clean" if k == "clean" else MEANS[k]) for k in kinds)]
          for m in methods),
     )
+    if published:
+        lines += published_text(published, errors, list(methods), transfer_from)
     titles = {"white-box": "Adversarial error per attack, white-box (Eq. 5, 6)",
               "transfer": f"Adversarial error per attack, transferred from {transfer_from} "
                           "(Eq. 5, 6)",

@@ -263,3 +263,30 @@ def test_class_overlap_text_counts_classes_not_images():
     heading, body = class_overlap_text({"A": [5, 5, 6], "B": [7]}, [1, 1, 2, -1])
     assert heading.startswith("## Limitation")
     assert "images of 3 classes; the labelled evaluation images are of 2 classes" in body
+
+
+def test_the_papers_rows_stand_beside_this_runs_in_percent(run):
+    """reva.comparison.published: the paper's AllConvNet rows (Table 2(a): Err 6.10 / 6.50 /
+    6.31, mean adversarial error 53.07 / 24.08 / 12.15; Table 3: mCE 31.645 / 15.603 / 10.894)
+    next to the same labels' numbers of this run, in percent, the adversarial column the
+    transferred mean; the tables do not change."""
+    tables, text = _compare(run, published="cifar10-allconvnet")
+    plain, plain_text = _compare(run)
+    assert all(tables[k].equals(plain[k]) for k in plain)
+    assert "## The paper's numbers" not in plain_text
+    reference = _reference(run[1])
+    section = text[text.index("## The paper's numbers for these methods"):]
+    section = section[:section.index("\n## ", 3)]
+    assert text.index("## Summary") < text.index("## The paper's numbers")
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| method")}
+    for label, paper in {"Standard": ("6.10", "53.07", "31.645"),
+                         "AugMix": ("6.50", "24.08", "15.603"),
+                         "REVa": ("6.31", "12.15", "10.894")}.items():
+        cells = [c.strip() for c in rows[label].strip("| ").split(" | ")]
+        ours = [f"{100 * reference[(label, kind, p)]:.2f}" for kind, p in (
+            ("clean", "clean"), ("transfer", "mean_adversarial"), ("corruption", "mCE"))]
+        assert cells[1:] == [paper[0], ours[0], paper[1], ours[1], paper[2], ours[2]], label
+    assert "transfer ones (crafted on Standard)" in section
+    with pytest.raises(KeyError):
+        _compare(run, published="cifar100-allconvnet")
