@@ -41,6 +41,7 @@ import torch
 
 from vcrbench.corruptions.generators import torch_generator
 from vcrbench.corruptions.kernels import motion_taps, shift_sum
+from vcrbench.errors import VcrbenchError
 
 #: Snow's motion-blur direction is drawn uniformly from this range (degrees), as ImageNet-C.
 SNOW_ANGLE_RANGE = (-135.0, -45.0)
@@ -149,7 +150,8 @@ def zoom_axis(n: int, zoom: float, centred: bool = False
 
 def clipped_zoom(image: torch.Tensor, zoom: float) -> torch.Tensor:
     """ImageNet-C ``clipped_zoom`` of a ``(C, H, W)`` image, uncropped: ``(C, H', W')`` with
-    ``H' = round(ceil(H / zoom) * zoom) >= H`` (callers keep the top-left ``H x W``)."""
+    ``H' = round(ceil(H / zoom) * zoom) >= H`` (callers keep the top-left ``H x W``, as
+    ``imagecorruptions``; snow's ``cifar_layer`` the centred one, as ``make_cifar_c.py``)."""
     _, h, w = image.shape
     r0, r1, fr = zoom_axis(h, zoom)
     c0, c1, fc = zoom_axis(w, zoom)
@@ -331,7 +333,8 @@ def snow_one(image: torch.Tensor, point: dict[str, float], field: np.ndarray,
 
 
 SNOW_PARAMETERS = ("snow_mean", "threshold", "flake_zoom", "blur_sigma", "blend", "opacity")
-#: Snow's settings (registry ``settings``): given points only.
+#: Snow's settings (registry ``settings``; given points only): the registry's entry has exactly
+#: these (tested).
 SNOW_SETTINGS = ("layer_std", "blur_radius", "cifar_layer")
 
 
@@ -340,6 +343,9 @@ def snow(images: torch.Tensor, params: dict[str, np.ndarray],
     """ImageNet-C snow (module docstring); ``opacity`` 0 and ``blend`` 1 is the clean image."""
     _, _, h, w = images.shape
     names = SNOW_PARAMETERS + tuple(k for k in SNOW_SETTINGS if k in params)
+    if "cifar_layer" in params and not np.isin(params["cifar_layer"], (0.0, 1.0)).all():
+        raise VcrbenchError("snow: setting 'cifar_layer' is 0 (ImageNet-C's layer) or 1 "
+                            "(CIFAR-10-C's order of steps), nothing in between")
     out = []
     for i, (img, seed) in enumerate(zip(images, seeds, strict=True)):
         point = {p: float(params[p][i]) for p in names}

@@ -103,6 +103,11 @@ class Corruption:
     #: Parameter -> a wider range that *given* points may use (severity tables) while draws
     #: still cover ``parameters`` (CIFAR-10-C's snow flakes at zoom 1, under the drawn 1.5).
     point_domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: What the operation itself takes from the image side (px -> JSON-able, None where it
+    #: takes nothing): frost's photograph scale, spatter's table of settings. It is part of
+    #: ``sampling.sampling_definition`` at sides other than 224, so runs remake such samples
+    #: when it changes.
+    side_layers: Callable[[int], object] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -169,7 +174,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
            pixel_parameters: tuple[str, ...] = (),
            pixel_thresholds: dict[str, float] | None = None,
            settings: dict[str, tuple[float, float, float]] | None = None,
-           point_domain: dict[str, tuple[float, float]] | None = None) -> Corruption:
+           point_domain: dict[str, tuple[float, float]] | None = None,
+           side_layers: Callable[[int], object] | None = None) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -181,7 +187,7 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         docs=" ".join(docs.split()), function=function, spacing=spacing or {},
         spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {},
         pixel_parameters=frozenset(pixel_parameters), pixel_thresholds=pixel_thresholds or {},
-        settings=settings or {}, point_domain=point_domain or {})
+        settings=settings or {}, point_domain=point_domain or {}, side_layers=side_layers)
 
 
 def get_corruption(name: str) -> Corruption:
@@ -434,7 +440,8 @@ _ENTRIES = [
         sampled over [0, 1]: (1, 0) is the clean image, (0, 1) the photograph alone (dv 0.98).
         ImageNet-C's five pairs lie on image_weight + frost_weight = 1.35 to 1.4, dv 0.61 to
         0.76.""",
-        weather.frost, spacing={"frost_weight": 0.003}, coupling=0.8),
+        weather.frost, spacing={"frost_weight": 0.003}, coupling=0.8,
+        side_layers=lambda side: weather.frost_scale(side, side)),
     _entry(
         "blur", "albumentations", "blur", {"ksize": (1.0, 51.0)},
         None, False, (1.0,), (51.0,),
@@ -632,11 +639,12 @@ _ENTRIES += [
         every number of ImageNet-C's settings is linear, except from water (3) to mud (4),
         which are cross-faded (a dip in dv half way); above severity 5 the mud threshold falls
         linearly from 0.65 to 0.10 at 9, where mud covers everything (dv 1; 0.99 from 8). The
-        settings follow the image's side: ImageNet-C's at 224 px and above, CIFAR-10-C's at 32
-        px and below (finer blobs: blur 0.5 to 1 px), interpolated in log(side) in between
-        (digital.spatter_severities). The layers are made on the CPU (OpenCV, as ImageNet-C;
-        digital module docstring).""",
-        digital.spatter, spacing={"strength": 0.03}),
+        settings follow the image's side: the published table made for the nearer size in
+        log(side), CIFAR-10-C's (finer blobs: blur 0.5 to 1 px) up to 84 px, ImageNet-C's from
+        85 px (digital.spatter_severities). The layers are made on the CPU (OpenCV, as
+        ImageNet-C; digital module docstring).""",
+        digital.spatter, spacing={"strength": 0.03},
+        side_layers=lambda side: [list(s) for s in digital.spatter_severities(side)]),
     _entry(
         "saturate", "imagenet-c", "digital", {"saturation": (-1.0, 1.0)},
         [(-0.7,), (-0.9,), (0.5,), (0.8,), (0.95,)],

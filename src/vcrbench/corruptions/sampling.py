@@ -39,8 +39,9 @@ discretised operation does nothing (registry ``pixel_thresholds``: a Gaussian ke
 and the ones above are stretched log-linearly between the threshold and the scaled end
 (:func:`scale_distance`), so the share of draws that change the image is the 224 px run's. At
 224 nothing changes, to the bit. Above 224 the scaled values are clipped to the registry's
-domain. NOC's lengths are already in px of a 224 px side and scale inside the corruption;
-nothing else scales. In
+domain. NOC's lengths are already in px of a 224 px side and scale inside the corruption, and
+frost's photograph and spatter's settings follow the side inside theirs (registry
+``side_layers``). In
 ``imagenet-c`` mode, :func:`imagenet_c_samples` at side 32 returns CIFAR-10-C's five severities
 (``corruptions.cifar_c``) instead of ImageNet-C's.
 """
@@ -220,7 +221,9 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
     ``pixel_parameters`` that scale (with ``linear`` spacing also ``clean``, their clean values,
     which the scaling moves towards); for ``imagenet-c``, ``severities``: the points
     :func:`imagenet_c_samples` returns at that side (CIFAR-10-C's at 32; the key is absent for
-    a corruption without severities, as that call raises).
+    a corruption without severities, as that call raises). In both modes, for a corruption
+    whose operation takes something from the side (registry ``side_layers``: frost's photograph
+    scale, spatter's settings), ``layers``: that, at this side.
 
     The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
     exactly the samples it touches on the next run instead of reusing stale ones.
@@ -235,6 +238,8 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
             out["side"] = side
             if spec.imagenet_c_severities is not None:
                 out["severities"] = imagenet_c_samples(name, side)
+            if spec.side_layers is not None:
+                out["layers"] = spec.side_layers(side)
         return out
     domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
     if spacing == "linear":
@@ -254,6 +259,8 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
         if spacing == "linear":
             # the scaling moves values towards the clean one: the clean values now matter
             out["clean"] = {p: spec.identity[p] for p in sorted(spec.pixel_parameters)}
+        if spec.side_layers is not None:
+            out["layers"] = spec.side_layers(side)
     return out
 
 

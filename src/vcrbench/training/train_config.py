@@ -51,8 +51,12 @@ def workflow_recipe(entry: Mapping[str, Any], run_seed: int) -> dict[str, Any]:
     """The recipe a ``train_epoch`` job is given (:meth:`ScratchRecipe.as_dict` of
     :func:`recipe_of_entry`), so that a changed setting trains again. A REVa entry's ``reva``
     part also names what else its training reads: the standard entry, the measure that chooses
-    ``targeted: auto`` and the PGD settings without the shard size (:func:`recipe_from_workflow`
-    takes them out again)."""
+    ``targeted: auto`` and the PGD settings without the shard size, and with listed targeted
+    corruptions their parameter points at the entry's side (so a change of the registry's
+    severities trains again; with ``auto`` the groups file that chooses them is an input)
+    (:func:`recipe_from_workflow` takes them out again)."""
+    from vcrbench.corruptions import imagenet_c_samples
+
     recipe = recipe_of_entry(entry, run_seed).as_dict()
     if entry["method"] in ADVERSARIAL_METHODS:
         reva = entry["reva"]
@@ -61,6 +65,11 @@ def workflow_recipe(entry: Mapping[str, Any], run_seed: int) -> dict[str, Any]:
             auto_measure=reva["auto_measure"],
             pgd={k: v for k, v in reva["pgd"].items() if k != "shard_size"},
         )
+        targeted, severity = recipe["reva"]["targeted"], recipe["reva"]["severity"]
+        if targeted != "auto" and targeted:
+            side = input_size(entry["architecture"])
+            recipe["reva"]["targeted_points"] = {
+                name: imagenet_c_samples(name, side)[int(severity) - 1] for name in targeted}
     return recipe
 
 
@@ -75,6 +84,7 @@ def recipe_from_workflow(values: Mapping[str, Any]) -> tuple[ScratchRecipe, str 
         reva = dict(values["reva"])
         standard, measure = reva.pop("standard"), reva.pop("auto_measure")
         reva.pop("pgd")
+        reva.pop("targeted_points", None)
         values["reva"] = reva
     return ScratchRecipe.from_dict(values), standard, measure
 

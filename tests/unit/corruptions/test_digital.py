@@ -15,8 +15,6 @@ distribution (speckle: mean and standard deviation of the change within 3 %).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import torch
@@ -210,17 +208,16 @@ def test_spatter_strength_is_continuous(images):
 
 
 def test_spatter_layers_follow_the_image_side():
-    """ImageNet-C's settings at 224 px and above, CIFAR-10-C's at 32 px and below, each number
-    linear in log(side) in between; the strength path runs through the side's table, and full
-    mud at the strongest strength on any side."""
-    assert dig.spatter_severities(224) == dig.spatter_severities(512) == dig.SPATTER_SEVERITIES
-    assert dig.spatter_severities(32) == dig.spatter_severities(16) == dig.SPATTER_SEVERITIES_32
-    frac = math.log(85 / 32) / math.log(224 / 32)  # 85 px: about half way in log(side)
-    for mid, small, large in zip(dig.spatter_severities(85), dig.SPATTER_SEVERITIES_32,
-                                 dig.SPATTER_SEVERITIES, strict=True):
-        assert mid[5] == small[5] == large[5]
-        np.testing.assert_allclose(mid[:5], np.array(small[:5]) * (1 - frac)
-                                   + np.array(large[:5]) * frac, rtol=1e-12)
+    """The table made for the nearer size in log(side): CIFAR-10-C's up to 84 px, ImageNet-C's
+    from 85 px (the geometric mean of 32 and 224 is 84.7); the strength path runs through the
+    side's table, with full mud at the strongest strength on any side; the sampling definition
+    holds the side's table (a change remakes a run's samples), and none at 224 px."""
+    from vcrbench.corruptions.sampling import sampling_definition
+
+    for side, table in ((16, dig.SPATTER_SEVERITIES_32), (32, dig.SPATTER_SEVERITIES_32),
+                        (84, dig.SPATTER_SEVERITIES_32), (85, dig.SPATTER_SEVERITIES),
+                        (224, dig.SPATTER_SEVERITIES), (512, dig.SPATTER_SEVERITIES)):
+        assert dig.spatter_severities(side) is table, side
     for side in (32, 96, 224):
         table = dig.spatter_severities(side)
         for knot, setting in zip(dig.SPATTER_KNOTS, table, strict=True):
@@ -231,6 +228,12 @@ def test_spatter_layers_follow_the_image_side():
     full = dig.spatter_one(x, dig.SPATTER_MAX, np.random.default_rng(1).standard_normal((32, 32)))
     brown = torch.tensor(dig.MUD_RGB, dtype=full.dtype).view(3, 1, 1) / 255
     assert torch.allclose(full, brown.expand_as(full))
+    for mode in ("uniform", "imagenet-c"):
+        assert "layers" not in sampling_definition("spatter", mode)
+        small = sampling_definition("spatter", mode, side=32)["layers"]
+        assert small == [list(s) for s in dig.SPATTER_SEVERITIES_32]
+        assert sampling_definition("frost", mode, side=32)["layers"] == pytest.approx(0.2)
+        assert "layers" not in sampling_definition("fog", mode, side=32)
 
 
 # --------------------------------------------------------------------------- contract

@@ -116,6 +116,12 @@ def test_the_workflow_recipe_names_what_a_reva_epoch_reads_and_gives_back_the_re
     values = workflow_recipe(enhanced, config["seed"])
     assert values["reva"]["standard"] == "net"
     assert values["reva"]["pgd"]["steps"] == 7 and "shard_size" not in values["reva"]["pgd"]
+    # the listed corruptions' points at the entry's severity and side (CIFAR-10-C's at 32 px):
+    # a change of the registry's severities changes the job's parameters
+    from vcrbench.corruptions import imagenet_c_samples
+
+    severity = values["reva"]["severity"]
+    assert values["reva"]["targeted_points"] == {"fog": imagenet_c_samples("fog", 32)[severity - 1]}
     recipe, name, measure = recipe_from_workflow(values)
     assert recipe == recipe_of_entry(enhanced, config["seed"])
     assert (name, measure) == ("net", enhanced["reva"]["auto_measure"])
