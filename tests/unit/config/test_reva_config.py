@@ -144,7 +144,7 @@ def test_compared_methods_must_crop_and_flip_alike(compared):
 def test_no_comparison_by_default(config):
     assert validate_config({})["reva"]["comparison"] == {
         "methods": {}, "baselines": [], "transfer_from": None, "alternative": "two-sided",
-        "attacks": None}
+        "attacks": None, "published": None}
     del config["reva"]["comparison"]  # the shipped sample compares its four methods
     assert reva_plan(validate_config(config)).comparison is None
 
