@@ -61,7 +61,7 @@ def published_text(name: str, errors: Sequence[Mapping[str, object]],
              "| method | Err (paper) | Err (this run) | mean adv. err (paper) | "
              "mean adv. err (this run) | mCE (paper) | mCE (this run) |",
              "|---|---:|---:|---:|---:|---:|---:|"]
-    for method in (*[m for m in methods if m in rows], *[m for m in rows if m not in methods]):
+    for method in (*methods, *[m for m in rows if m not in methods]):
         paper = rows.get(method)
         cells = [f"{paper[k]:.2f}" if paper else "–" for k in ("clean", "mean_adversarial")]
         mce = f"{paper['mCE']:.3f}" if paper else "–"

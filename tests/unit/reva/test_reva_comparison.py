@@ -288,5 +288,13 @@ def test_the_papers_rows_stand_beside_this_runs_in_percent(run):
             ("clean", "clean"), ("transfer", "mean_adversarial"), ("corruption", "mCE"))]
         assert cells[1:] == [paper[0], ours[0], paper[1], ours[1], paper[2], ours[2]], label
     assert "transfer ones (crafted on Standard)" in section
+    # a method the paper has no numbers for keeps its row, with dashes for the paper's
+    from vcrbench.reva.published import published_text
+
+    errors = [{"method": "Mine", "kind": "clean", "perturbation": "clean", "value": 0.25}]
+    table = [line for line in published_text("cifar10-allconvnet", errors, ["Mine"], None)
+             if line.startswith("| ") and not line.startswith("| method")]
+    assert table[0] == "| Mine | – | 25.00 | – | – | – | – |"
+    assert [line.split(" | ")[0] for line in table[1:]] == ["| Standard", "| AugMix", "| REVa"]
     with pytest.raises(KeyError):
         _compare(run, published="cifar100-allconvnet")
