@@ -293,8 +293,7 @@ def spatter_severities(side: int) -> tuple[tuple, ...]:
     ``side`` px runs through: the published table made for the nearer image size in log(side),
     CIFAR-10-C's (``SPATTER_SEVERITIES_32``) up to 84 px, ImageNet-C's from 85 px (the two
     sizes' geometric mean is 84.7). Settings are not interpolated between the tables: mixing
-    their numbers one by one makes a weaker spatter than either (at 64 px the water of severity
-    1 covered a third of what it covers at 32 or 224 px)."""
+    their numbers one by one makes a weaker spatter than either table in between."""
     small, large = SPATTER_TABLE_SIDES
     if math.log(side / small) <= math.log(large / side):
         return SPATTER_SEVERITIES_32
