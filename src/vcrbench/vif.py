@@ -463,20 +463,32 @@ def _sum_log1p(a: torch.Tensor, lam: torch.Tensor, e: list[torch.Tensor]) -> tor
     return out
 
 
-def _information(ref: torch.Tensor, dist: torch.Tensor, win: int) -> tuple[torch.Tensor, ...]:
-    """(num, den) of one sub-band for N pairs of float64 coefficients (N, h, w): (N,) each."""
-    h, w = ref.shape[-2] // M * M, ref.shape[-1] // M * M
-    x, y = ref[:, :h, :w], dist[:, :h, :w]
-    g, sv = _channel(x, y, win)
+def _reference_terms(x: torch.Tensor, win: int) -> tuple[torch.Tensor, ...]:
+    """What one sub-band of N references (N, h, w) float64 contributes whatever the distorted
+    image: the cropped GSM field s (N, Q), C_u's eigenvalues lam (N, K), their elementary
+    symmetric polynomials e (list of (N,)) and ``den`` (N,)."""
     s, lam = _gsm(x)
     o = math.ceil((win - 1) / 2 / M)
-    g, sv, s = (a[:, o:-o, o:-o].flatten(1) for a in (g, sv, s))
-    if g.shape[1] == 0:  # guarded by MIN_SIDE; kept so that a change there cannot yield NaN
-        raise VcrbenchError(f"sub-band of {ref.shape[-2]}x{ref.shape[-1]} too small for VIF")
+    s = s[:, o:-o, o:-o].flatten(1)
+    if s.shape[1] == 0:  # guarded by MIN_SIDE; kept so that a change there cannot yield NaN
+        raise VcrbenchError(f"sub-band of {x.shape[-2]}x{x.shape[-1]} too small for VIF")
     e = _elementary_symmetric(lam)
-    num = _sum_log1p(g * g * s / (sv + SIGMA_NSQ), lam, e).mean(1)
-    den = _sum_log1p(s / SIGMA_NSQ, lam, e).mean(1)
-    return num, den
+    return s, lam, e, _sum_log1p(s / SIGMA_NSQ, lam, e).mean(1)
+
+
+def _numerator(x: torch.Tensor, y: torch.Tensor, win: int, s: torch.Tensor, lam: torch.Tensor,
+               e: list[torch.Tensor]) -> torch.Tensor:
+    """``num`` of one sub-band for N pairs (N, h, w) float64, given their references'
+    :func:`_reference_terms` (one row per pair): (N,)."""
+    g, sv = _channel(x, y, win)
+    o = math.ceil((win - 1) / 2 / M)
+    g, sv = (a[:, o:-o, o:-o].flatten(1) for a in (g, sv))
+    return _sum_log1p(g * g * s / (sv + SIGMA_NSQ), lam, e).mean(1)
+
+
+def _crop(band: torch.Tensor) -> torch.Tensor:
+    """A sub-band (N, h, w) cropped (top-left) to multiples of M."""
+    return band[:, : band.shape[-2] // M * M, : band.shape[-1] // M * M]
 
 
 def _most_common_level(images: torch.Tensor) -> torch.Tensor:
@@ -487,10 +499,18 @@ def _most_common_level(images: torch.Tensor) -> torch.Tensor:
     return counts.argmax(1).to(images.dtype)
 
 
-def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str, levels: int = LEVELS
-              ) -> torch.Tensor:
-    """VIF of N pairs of (N, H, W) gray images (float64 for exact, float32 for fast): (N,)."""
-    n = ref.shape[0]
+def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str, levels: int = LEVELS,
+              ref_of: torch.Tensor | None = None) -> torch.Tensor:
+    """VIF of N pairs of gray images (float64 for exact, float32 for fast): (N,).
+
+    ``ref`` (U, H, W), ``dist`` (N, H, W); pair i is ``(ref[ref_of[i]], dist[i])`` (``ref_of``
+    (N,) int64; None: U = N and pair i uses ``ref[i]``). Everything that depends on the
+    reference alone (its pyramid, the GSM field, C_u's eigenvalues, ``den``) is computed once
+    per reference, however many pairs share it.
+    """
+    u, n = ref.shape[0], dist.shape[0]
+    if ref_of is None:
+        ref_of = torch.arange(n, device=ref.device)
     both = torch.cat([ref, dist])
     if precision == "exact":
         bands = _pyramid_fft(both, levels)
@@ -509,13 +529,20 @@ def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str, levels: int
     nums = torch.empty(n, len(bands), dtype=torch.float64, device=ref.device)
     dens = torch.empty_like(nums)
     for i, (band, win) in enumerate(zip(bands, windows(levels), strict=True)):
-        # on a CPU, statistics in groups of pairs small enough to stay in cache
-        step = n if band.device.type != "cpu" else max(1, _CPU_GROUP_ELEMENTS // band[0].numel())
+        # on a CPU, statistics in groups of images small enough to stay in cache
+        step = (max(u, n) if band.device.type != "cpu"
+                else max(1, _CPU_GROUP_ELEMENTS // band[0].numel()))
+        terms = [_reference_terms(_crop(band[a : min(a + step, u)].to(torch.float64)), win)
+                 for a in range(0, u, step)]
+        s, lam, den = (torch.cat([t[k] for t in terms]) for k in (0, 1, 3))
+        e = [torch.cat([t[2][m] for t in terms]) for m in range(len(terms[0][2]))]
+        dens[:, i] = den[ref_of]
         for a in range(0, n, step):
-            b = min(a + step, n)
-            x = band[a:b].to(torch.float64)
-            y = band[n + a : n + b].to(torch.float64)
-            nums[a:b, i], dens[a:b, i] = _information(x, y, win)
+            pairs = ref_of[a : a + step]
+            x = _crop(band[pairs].to(torch.float64))
+            y = _crop(band[u + a : u + a + len(pairs)].to(torch.float64))
+            nums[a : a + len(pairs), i] = _numerator(x, y, win, s[pairs], lam[pairs],
+                                                     [em[pairs] for em in e])
     return (nums + 1e-4).mean(1) / (dens + 1e-4).mean(1)
 
 
@@ -530,6 +557,7 @@ def vif(
     device: str | torch.device | None = None,
     chunk_size: int = 32,
     levels: int = LEVELS,
+    reference_index: Sequence[int] | np.ndarray | None = None,
 ) -> np.ndarray:
     """VIF of each pair of same-size images: (B,) float64, 1 for identical images.
 
@@ -542,6 +570,12 @@ def vif(
     levels, the paper's 4 by default; fewer for small images (2 x ``levels`` sub-bands, the
     port's windows by position in the list, :func:`windows`), which need ``min_side(levels)``
     px (72 for 4, 18 for 2).
+
+    ``reference_index`` (B,): pair i is ``(reference[reference_index[i]], distorted[i])``, so
+    that ``reference`` holds each reference image once (U images); pairs are then computed
+    grouped by reference and each reference's share of the work (its pyramid and GSM
+    statistics) is done once per chunk instead of once per pair. The values are those of the
+    pairs written out (up to float64 rounding of batched linear algebra, ~1e-15).
     """
     if precision not in PRECISIONS:
         raise VcrbenchError(f"vif: precision {precision!r} is not one of {PRECISIONS}")
@@ -549,12 +583,8 @@ def vif(
         raise VcrbenchError(f"vif: chunk_size must be >= 1, got {chunk_size}")
     ref = _checked(reference, "reference")
     dist = _checked(distorted, "distorted")
-    if ref.shape != dist.shape:
-        raise VcrbenchError(
-            f"vif: reference and distorted differ in shape: {tuple(ref.shape)} vs "
-            f"{tuple(dist.shape)} (pairs must be the same size, in the same number)"
-        )
-    if ref.shape[0] == 0:
+    index = _reference_index(reference_index, ref.shape, dist.shape)
+    if dist.shape[0] == 0:
         return np.empty(0, dtype=np.float64)
     height, width = ref.shape[-2:]
     if not 1 <= levels <= LEVELS:
@@ -566,15 +596,49 @@ def vif(
         )
     device = torch.device(device if device is not None else ref.device)
     dtype = torch.float64 if precision == "exact" else torch.float32
-    out = np.empty(ref.shape[0], dtype=np.float64)
-    for start in range(0, ref.shape[0], chunk_size):
-        r = _gray(ref[start : start + chunk_size], device, dtype)
-        d = _gray(dist[start : start + chunk_size], device, dtype)
-        identical = (r == d).flatten(1).all(1)
-        values = _vif_gray(r, d, precision, levels)
+    out = np.empty(dist.shape[0], dtype=np.float64)
+    order = np.argsort(index, kind="stable")  # pairs of one reference next to each other
+    for start in range(0, len(order), chunk_size):
+        rows = order[start : start + chunk_size]
+        used, inverse = np.unique(index[rows], return_inverse=True)
+        r = _gray(ref[torch.as_tensor(used)], device, dtype)
+        d = _gray(dist[torch.as_tensor(rows)], device, dtype)
+        ref_of = torch.as_tensor(inverse.reshape(-1), device=device)
+        identical = (r[ref_of] == d).flatten(1).all(1)
+        values = _vif_gray(r, d, precision, levels, ref_of)
         values = torch.where(identical, torch.ones_like(values), values)
-        out[start : start + r.shape[0]] = values.cpu().numpy()
+        out[rows] = values.cpu().numpy()
     return out
+
+
+def _reference_index(index: Sequence[int] | np.ndarray | None, ref_shape: torch.Size,
+                     dist_shape: torch.Size) -> np.ndarray:
+    """Each distorted image's reference (B,) int64, after checking shapes (None: pair i is
+    reference i, and both hold the same number of images)."""
+    if index is None:
+        if ref_shape != dist_shape:
+            raise VcrbenchError(
+                f"vif: reference and distorted differ in shape: {tuple(ref_shape)} vs "
+                f"{tuple(dist_shape)} (pairs must be the same size, in the same number)"
+            )
+        return np.arange(dist_shape[0], dtype=np.int64)
+    if ref_shape[1:] != dist_shape[1:]:
+        raise VcrbenchError(
+            f"vif: reference and distorted images differ in shape: {tuple(ref_shape[1:])} vs "
+            f"{tuple(dist_shape[1:])} (the images of a pair must be the same size)"
+        )
+    index = np.asarray(index)
+    if index.shape != (dist_shape[0],) or not np.issubdtype(index.dtype, np.integer):
+        raise VcrbenchError(
+            f"vif: reference_index must hold one integer per distorted image ({dist_shape[0]}), "
+            f"got shape {index.shape} {index.dtype}"
+        )
+    if index.size and (index.min() < 0 or index.max() >= ref_shape[0]):
+        raise VcrbenchError(
+            f"vif: reference_index points outside the {ref_shape[0]} reference images "
+            f"(values {index.min()} to {index.max()})"
+        )
+    return index.astype(np.int64, copy=False)
 
 
 def delta_v(vif_values: np.ndarray) -> np.ndarray:
@@ -646,7 +710,8 @@ def enlarge(images: np.ndarray, side: int = ENLARGED_SIDE) -> np.ndarray:
 
 def vif_small(reference: np.ndarray, distorted: np.ndarray, *, method: str = "enlarge",
               precision: str = "fast", chunk_size: int = 32,
-              device: str | torch.device | None = None) -> np.ndarray:
+              device: str | torch.device | None = None,
+              reference_index: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
     """VIF of pairs of small images (e.g. 32 x 32 CIFAR), (B,) float64.
 
     ``reference``, ``distorted``: (B, 3, h, w) uint8 RGB numpy arrays. ``method``:
@@ -669,21 +734,24 @@ def vif_small(reference: np.ndarray, distorted: np.ndarray, *, method: str = "en
                             f"{reference.shape} {reference.dtype}")
     if method == "enlarge":
         return vif(enlarge(reference), enlarge(distorted), precision=precision,
-                   chunk_size=chunk_size, device=device)
+                   chunk_size=chunk_size, device=device, reference_index=reference_index)
     side = min(reference.shape[-2:])
     levels = max((lv for lv in range(1, LEVELS + 1) if min_side(lv) <= side), default=1)
     return vif(reference, distorted, precision=precision, chunk_size=chunk_size, levels=levels,
-               device=device)
+               device=device, reference_index=reference_index)
 
 
 def vif_any_size(reference: np.ndarray, distorted: np.ndarray, *, small: str = "enlarge",
                  precision: str = "fast", chunk_size: int = 32,
-                 device: str | torch.device | None = None) -> np.ndarray:
+                 device: str | torch.device | None = None,
+                 reference_index: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
     """VIF of (B, 3, H, W) uint8 RGB pairs of any size: the paper's :func:`vif` where the
     4-level pyramid fits (``min_side(4)`` = 72 px and up: the same bytes as :func:`vif`), else
-    :func:`vif_small` with method ``small`` (``scoring.small_images``)."""
+    :func:`vif_small` with method ``small`` (``scoring.small_images``). ``reference_index``: as
+    for :func:`vif` (each reference once)."""
     reference, distorted = np.asarray(reference), np.asarray(distorted)
     if reference.ndim == 4 and min(reference.shape[-2:]) < min_side(LEVELS):
         return vif_small(reference, distorted, method=small, precision=precision,
-                         chunk_size=chunk_size, device=device)
-    return vif(reference, distorted, precision=precision, chunk_size=chunk_size, device=device)
+                         chunk_size=chunk_size, device=device, reference_index=reference_index)
+    return vif(reference, distorted, precision=precision, chunk_size=chunk_size, device=device,
+               reference_index=reference_index)

@@ -272,6 +272,48 @@ def test_chunking_and_batching_do_not_change_values() -> None:
         np.testing.assert_allclose(single, whole, rtol=0, atol=1e-12)
 
 
+def test_shared_references_give_the_pairs_values() -> None:
+    # three references, eight pairs in mixed order (one reference used once, one four times,
+    # one distorted image equal to its reference): each reference computed once per chunk
+    rng = np.random.default_rng(11)
+    refs = np.stack([natural_image(rng, 80, 76) for _ in range(3)])
+    index = np.array([2, 0, 2, 1, 2, 0, 2, 1])
+    kinds = list(DISTORTIONS)
+    dists = np.stack([distort(kinds[k % len(kinds)], refs[i], rng)
+                      for k, i in enumerate(index)])
+    dists[5] = refs[0]
+    refs, dists = refs.transpose(0, 3, 1, 2), dists.transpose(0, 3, 1, 2)
+    for precision in ("exact", "fast"):
+        per_pair = vif(refs[index], dists, precision=precision)
+        for chunk in (32, 3):
+            shared = vif(refs, dists, precision=precision, chunk_size=chunk,
+                         reference_index=index)
+            np.testing.assert_allclose(shared, per_pair, rtol=0, atol=1e-12)
+            assert shared[5] == 1.0
+    # against the slow reference, pair by pair
+    got = vif(refs, dists, precision="exact", reference_index=index)
+    for k in (0, 3, 4):
+        want = vif_reference(refs[index[k]].transpose(1, 2, 0), dists[k].transpose(1, 2, 0))
+        assert got[k] == pytest.approx(want, abs=EXACT_TOL)
+
+
+@pytest.mark.parametrize(
+    "index, message",
+    [
+        (np.array([0, 1]), "one integer per distorted image"),
+        (np.array([0.0, 1.0, 0.0]), "one integer per distorted image"),
+        (np.array([0, 2, 1]), "outside the 2 reference images"),
+        (np.array([0, -1, 1]), "outside the 2 reference images"),
+    ],
+)
+def test_bad_reference_index_is_explained(index, message) -> None:
+    refs = np.zeros((2, 3, 80, 80), np.uint8)
+    with pytest.raises(VcrbenchError, match=message):
+        vif(refs, np.zeros((3, 3, 80, 80), np.uint8), reference_index=index)
+    with pytest.raises(VcrbenchError, match="differ in shape"):
+        vif(refs, np.zeros((3, 3, 80, 81), np.uint8), reference_index=np.array([0, 1, 0]))
+
+
 def test_non_contiguous_tensor_input() -> None:
     rng = np.random.default_rng(2)
     ref = natural_image(rng, 72, 90)

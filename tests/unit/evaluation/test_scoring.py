@@ -59,6 +59,26 @@ def test_without_pixels_only_the_image_column_goes(shard):
     assert without.equals(with_pixels.drop_columns(["image"]))
 
 
+def test_each_sample_is_scored_against_its_own_clean_image(shard, monkeypatch):
+    # the shard's VIF shares each clean image's work among its samples (VIF_BLOCK at a time):
+    # every value must be the pair's own VIF, whatever the block boundaries
+    import vcrbench.evaluation.scoring as scoring
+    from vcrbench.vif import vif
+
+    samples, clean = shard
+    scored = score_shard(samples, clean, batch_size=3)
+    ids = scored.column("image_id").to_pylist()
+    refs = clean.images(ids).transpose(0, 3, 1, 2)
+    dists = decode_images(scored.column("image")).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(scored.column("vif").to_numpy(), vif(refs, dists),
+                               rtol=0, atol=1e-12)
+    monkeypatch.setattr(scoring, "VIF_BLOCK", 2)  # blocks of 3 samples: batch by batch
+    small_blocks = score_shard(samples, clean, batch_size=3)
+    np.testing.assert_allclose(small_blocks.column("vif").to_numpy(),
+                               scored.column("vif").to_numpy(), rtol=0, atol=1e-12)
+    assert small_blocks.column("checksum").equals(scored.column("checksum"))
+
+
 def test_regenerated_images_are_the_scored_ones(shard):
     samples, clean = shard
     scored = score_shard(samples, clean, batch_size=3)

@@ -1,0 +1,129 @@
+"""Benchmark of VIF with shared references: a scoring job's VIF with each clean image's share
+(its pyramid, GSM field, eigenvalues and ``den``) computed once per chunk
+(``vcrbench.vif.vif(..., reference_index=...)``, what ``score_shard`` does) against once per pair
+(what it did before), on the pairs of real samples shards.
+
+Run::
+
+    python benchmarks/bench_shared_references.py                        # the default run's shard
+    python benchmarks/bench_shared_references.py --dataset cifar10 --samples-per-image 5
+
+``--dataset builtin``: the default run's images (the photographs shipped in installed packages,
+224 px), a uniform samples shard of ``--samples`` samples (the default run: 400 a shard over its
+few images, so each image has tens of samples). ``--dataset cifar10``: ``--images`` test images
+of ../shared/data/cifar10 at 32 px, each at ``--samples-per-image`` samples (REVa's ImageNet-C
+shards hold the five severities of each image), scored on 224 px enlargements
+(``scoring.small_images: enlarge``). Each round times both ways in one process, one after the
+other, alternating which goes first; the values are compared (largest difference printed: the
+batched linear algebra may round the last bits differently). One thread by default, as a
+scoring job of a 2-core run has. The CPU (model, AVX-512 or not) is printed with the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+
+def cpu_description() -> str:
+    """The CPU's model name and its widest x86 vector extension (from /proc/cpuinfo)."""
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model in ("", "unknown CPU", platform.processor()):
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{model} ({isa})"
+
+
+def shard_pairs(args: argparse.Namespace):
+    """(image ids, clean images (N, 3, S, S), corrupted images (N, 3, S, S)) of one shard."""
+    import pyarrow as pa
+
+    from vcrbench.data.datasets import build_index
+    from vcrbench.data.prepared import DecodedImages
+    from vcrbench.evaluation.samples import make_samples
+    from vcrbench.evaluation.scoring import corrupted_batches
+
+    if args.dataset == "builtin":
+        index, _ = build_index("builtin")
+        samples = make_samples(index.column("image_id").to_pylist(), args.corruption, seed=0,
+                               mode="uniform", n=args.samples, shard_size=args.samples, shard=0)
+    else:
+        folder = REPO.parent / "shared" / "data" / "cifar10" / "test"
+        index, _ = build_index("imagefolder", str(folder), classes="cifar10", size="native",
+                               per_class=args.images // 10)
+        ids = index.column("image_id").to_pylist()
+        samples = make_samples(ids, args.corruption, seed=0, mode="imagenet-c",
+                               n=len(ids) * args.samples_per_image,
+                               shard_size=len(ids) * args.samples_per_image, shard=0, side=32)
+    clean = DecodedImages(index)
+    refs, dists = [], []
+    for _, original, corrupted in corrupted_batches(samples, clean, batch_size=64):
+        refs.append(original)
+        dists.append(corrupted)
+    ids = samples.column("image_id").to_pylist()
+    assert isinstance(samples, pa.Table)
+    return (ids, np.concatenate(refs).transpose(0, 3, 1, 2),
+            np.concatenate(dists).transpose(0, 3, 1, 2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", choices=("builtin", "cifar10"), default="builtin")
+    parser.add_argument("--corruption", default="gaussian_noise")
+    parser.add_argument("--samples", type=int, default=400, help="builtin: samples in the shard")
+    parser.add_argument("--images", type=int, default=200, help="cifar10: test images")
+    parser.add_argument("--samples-per-image", type=int, default=5, help="cifar10")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    import torch
+
+    from vcrbench.vif import vif_any_size
+
+    torch.set_num_threads(args.threads)
+    ids, refs, dists = shard_pairs(args)
+    first = {image_id: i for i, image_id in reversed(list(enumerate(ids)))}
+    order = list(dict.fromkeys(ids))
+    unique = refs[[first[i] for i in order]]
+    index = np.array([order.index(i) for i in ids])
+    ways = {
+        "per pair": lambda: vif_any_size(refs, dists),
+        "shared": lambda: vif_any_size(unique, dists, reference_index=index),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    values = {}
+    for r in range(args.rounds):
+        for name in (list(ways) if r % 2 == 0 else list(ways)[::-1]):
+            start = time.perf_counter()
+            values[name] = ways[name]()
+            times[name].append(time.perf_counter() - start)
+    n = len(ids)
+    print(f"{cpu_description()}; torch {torch.__version__}, {args.threads} thread(s)")
+    print(f"{args.dataset}: {n} samples of {args.corruption} over {len(order)} images "
+          f"({n / len(order):.1f} a image), side {refs.shape[-1]} px")
+    for name, t in times.items():
+        t = np.array(t) * 1000 / n
+        print(f"  {name:9s} {np.median(t):7.2f} ms a sample (median of {args.rounds}; "
+              f"{t.min():.2f} to {t.max():.2f})")
+    ratio = np.median(times["per pair"]) / np.median(times["shared"])
+    print(f"  speed-up {ratio:.2f}x; largest |difference| of the values "
+          f"{np.abs(values['shared'] - values['per pair']).max():.1e}")
+
+
+if __name__ == "__main__":
+    main()
