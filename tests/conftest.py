@@ -18,7 +18,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the reference runs the collected tests need (the ``tiny_run``, ``cifar_run`` and
     ``reva_run`` fixtures) in the background: they run while the tests before the first one
     that needs them do (the unit tests, which leave a core idle much of the time), and that
-    test waits for them.
+    test waits for them. Under pytest-xdist every worker collects the same tests; the first
+    to get to a run starts it and the others share it (:func:`helpers.workflow.reference_base`).
     """
     if session.config.option.collectonly or not session.items:
         return
@@ -33,7 +34,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    stop_reference_runs()
+    stop_reference_runs(session.config._tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="session")

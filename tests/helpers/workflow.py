@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from helpers.paths import ASSETS, REPO
@@ -81,58 +85,78 @@ def tiny_reference_run(base: Path) -> Path:
 
 #: name -> how to make a reference run's folder ready (returns snakemake's arguments).
 _PREPARE: dict[str, object] = {"tiny-reference": _prepare_tiny}
-#: (base, name) -> the running snakemake process, its folder and console file.
-_STARTED: dict[tuple[str, str], tuple[subprocess.Popen, Path, Path]] = {}
-#: (base, name) -> the folder of a finished reference run.
-_FINISHED: dict[tuple[str, str], Path] = {}
-#: The longest a reference run may take (s).
+#: The longest a test waits for a reference run (s).
 REFERENCE_TIMEOUT_S = 1800
+#: Runs a command, then writes its exit status to the file named first (atomically).
+_RECORD_STATUS = 'status_file="$1"; shift; "$@"; echo $? > "$status_file.part"; ' \
+    'mv "$status_file.part" "$status_file"'
+
+
+def reference_base(base: Path) -> Path:
+    """Where the session's reference runs live: ``base`` (the session's temporary folder), or
+    under pytest-xdist the folder its workers' folders share, so that the workers share each
+    run instead of making their own."""
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _files(base: Path, name: str) -> dict[str, Path]:
+    shared = reference_base(base)
+    return {key: shared / f"{name}{suffix}" for key, suffix in
+            (("workdir", ""), ("console", ".console.txt"), ("lock", ".lock"),
+             ("pid", ".pid"), ("status", ".status"))}
 
 
 def start_reference_run(base: Path, name: str, *context) -> None:
-    """Start the session's reference run ``name`` without waiting for it (conftest.py starts the
-    runs the collected tests need, so that they run while the unit tests do)."""
-    key = (str(base), name)
-    if key in _STARTED or key in _FINISHED:
-        return
-    workdir = base / name
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
-    args = _PREPARE[name](workdir, *context)
-    console = base / f"{name}.console.txt"
-    with console.open("w") as handle:
-        process = subprocess.Popen(snakemake_command(*args, workdir=workdir), cwd=REPO,
-                                   stdout=handle, stderr=subprocess.STDOUT)
-    _STARTED[key] = (process, workdir, console)
+    """Start the session's reference run ``name`` without waiting for it, unless this or
+    another worker of the session started it (conftest.py starts the runs the collected tests
+    need, so that they run while the unit tests do). The run writes its exit status to
+    ``<name>.status`` when it ends."""
+    files = _files(base, name)
+    with files["lock"].open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if files["pid"].exists():
+            return
+        workdir = files["workdir"]
+        if workdir.exists():
+            shutil.rmtree(workdir)
+        workdir.mkdir(parents=True)
+        args = _PREPARE[name](workdir, *context)
+        with files["console"].open("w") as handle:
+            process = subprocess.Popen(
+                ["sh", "-c", _RECORD_STATUS, "sh", str(files["status"]),
+                 *snakemake_command(*args, workdir=workdir)],
+                cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        files["pid"].write_text(str(process.pid))
 
 
 def _finished_run(base: Path, name: str, what: str, *context) -> Path:
     """The folder of the finished reference run ``name``: started now if it was not, waited
     for, and an AssertionError with the end of its console when it failed."""
-    key = (str(base), name)
-    if key not in _FINISHED:
-        start_reference_run(base, name, *context)
-        process, workdir, console = _STARTED.pop(key)
+    start_reference_run(base, name, *context)
+    files = _files(base, name)
+    deadline = time.monotonic() + REFERENCE_TIMEOUT_S
+    while not files["status"].exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} took over {REFERENCE_TIMEOUT_S} s")
+        time.sleep(0.5)
+    if files["status"].read_text().strip() != "0":
+        raise AssertionError(f"{what} failed:\n" + files["console"].read_text()[-10000:])
+    return files["workdir"]
+
+
+def stop_reference_runs(base: Path) -> None:
+    """Kill the session's reference runs still running (a session that ends before it needed
+    them), with their jobs. Only the process that ends the session does it (not an xdist
+    worker: another worker may still need the run)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for pid_file in reference_base(base).glob("*.pid"):
+        if pid_file.with_suffix(".status").exists():
+            continue
         try:
-            returncode = process.wait(timeout=REFERENCE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            raise AssertionError(f"{what} took over {REFERENCE_TIMEOUT_S} s") from None
-        if returncode != 0:
-            raise AssertionError(f"{what} failed:\n" + console.read_text()[-10000:])
-        _FINISHED[key] = workdir
-    return _FINISHED[key]
-
-
-def stop_reference_runs() -> None:
-    """Kill the reference runs still running (a session that ends before it needed them)."""
-    for process, _, _ in _STARTED.values():
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    _STARTED.clear()
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, ValueError):
+            pass
 
 
 #: ``rule name:`` or ``use rule parent as name with:`` at column 0 of a rule file.
