@@ -627,7 +627,9 @@ def _reference_index(index: Sequence[int] | np.ndarray | None, ref_shape: torch.
             f"vif: reference and distorted images differ in shape: {tuple(ref_shape[1:])} vs "
             f"{tuple(dist_shape[1:])} (the images of a pair must be the same size)"
         )
-    index = np.asarray(index)
+    index = np.asarray(index.cpu() if isinstance(index, torch.Tensor) else index)
+    if index.size == 0:
+        index = index.astype(np.int64)
     if index.shape != (dist_shape[0],) or not np.issubdtype(index.dtype, np.integer):
         raise VcrbenchError(
             f"vif: reference_index must hold one integer per distorted image ({dist_shape[0]}), "

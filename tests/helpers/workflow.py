@@ -73,7 +73,8 @@ def _prepare_tiny(workdir: Path) -> tuple[str, ...]:
 
 def tiny_reference_run(base: Path) -> Path:
     """One uninterrupted local run of the tiny config (:data:`TINY_ARGS`) per test session,
-    under ``base`` (``tmp_path_factory.getbasetemp()``); the ``tiny_run`` fixture.
+    under :func:`reference_base` of ``base`` (``tmp_path_factory.getbasetemp()``); the
+    ``tiny_run`` fixture.
 
     Every workflow test that needs a finished run (a second invocation, figures rebuilt from
     tables, a killed and resumed run, SLURM) shares this one run instead of paying for its own.
@@ -87,16 +88,29 @@ def tiny_reference_run(base: Path) -> Path:
 _PREPARE: dict[str, object] = {"tiny-reference": _prepare_tiny}
 #: The longest a test waits for a reference run (s).
 REFERENCE_TIMEOUT_S = 1800
-#: Runs a command, then writes its exit status to the file named first (atomically).
-_RECORD_STATUS = 'status_file="$1"; shift; "$@"; echo $? > "$status_file.part"; ' \
-    'mv "$status_file.part" "$status_file"'
+#: Runs a command, then writes its exit status to the file named first (atomically); a watchdog
+#: kills the run's process group when the pytest process named second is gone (a session killed
+#: before it could stop its runs leaves none behind).
+_RECORD_STATUS = (
+    'status_file="$1"; owner="$2"; shift 2; '
+    '( while kill -0 "$owner" 2>/dev/null; do sleep 2; done; kill -9 -$$ ) & '
+    '"$@"; echo $? > "$status_file.part"; mv "$status_file.part" "$status_file"'
+)
+
+
+def _session_owner() -> int:
+    """The pytest process whose end ends the session: the xdist controller (a worker's
+    parent), else this process."""
+    return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
 
 
 def reference_base(base: Path) -> Path:
     """Where the session's reference runs live: ``base`` (the session's temporary folder), or
-    under pytest-xdist the folder its workers' folders share, so that the workers share each
-    run instead of making their own."""
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    under pytest-xdist the session's folder that its workers' folders (``popen-gw<N>``) share,
+    so that the workers share each run instead of making their own."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and base.parent.name.startswith("pytest-"):
+        return base.parent
+    return base
 
 
 def _files(base: Path, name: str) -> dict[str, Path]:
@@ -123,7 +137,7 @@ def start_reference_run(base: Path, name: str, *context) -> None:
         args = _PREPARE[name](workdir, *context)
         with files["console"].open("w") as handle:
             process = subprocess.Popen(
-                ["sh", "-c", _RECORD_STATUS, "sh", str(files["status"]),
+                ["sh", "-c", _RECORD_STATUS, "sh", str(files["status"]), str(_session_owner()),
                  *snakemake_command(*args, workdir=workdir)],
                 cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
         files["pid"].write_text(str(process.pid))
@@ -139,9 +153,26 @@ def _finished_run(base: Path, name: str, what: str, *context) -> Path:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} took over {REFERENCE_TIMEOUT_S} s")
         time.sleep(0.5)
+        if not _alive(int(files["pid"].read_text())) and not files["status"].exists():
+            raise AssertionError(f"{what} ended without an exit status (killed?):\n"
+                                 + files["console"].read_text()[-10000:])
     if files["status"].read_text().strip() != "0":
         raise AssertionError(f"{what} failed:\n" + files["console"].read_text()[-10000:])
     return files["workdir"]
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def stop_reference_runs(base: Path) -> None:
@@ -229,8 +260,8 @@ _PREPARE["cifar-reference"] = _prepare_cifar
 
 
 def cifar_reference_run(base: Path, shared_cifar: Path) -> Path:
-    """One run of the tiny CIFAR config per test session under ``base``; the ``cifar_run``
-    fixture (a working folder holding ``results/tiny-cifar``)."""
+    """One run of the tiny CIFAR config per test session (:func:`reference_base`); the
+    ``cifar_run`` fixture (a working folder holding ``results/tiny-cifar``)."""
     return _finished_run(base, "cifar-reference", "the tiny CIFAR run", shared_cifar)
 
 
@@ -261,6 +292,7 @@ _PREPARE["reva-reference"] = _prepare_reva
 
 
 def reva_reference_run(base: Path, imagenet_sample: Path) -> Path:
-    """One run of the tiny REVa config per test session under ``base``, started with the
-    session like the others; the ``reva_run`` fixture (a folder holding ``results/tiny-reva``)."""
+    """One run of the tiny REVa config per test session (:func:`reference_base`), started with
+    the session like the others; the ``reva_run`` fixture (a folder holding
+    ``results/tiny-reva``)."""
     return _finished_run(base, "reva-reference", "the tiny REVa run", imagenet_sample)

@@ -398,6 +398,7 @@ def test_bad_input_is_explained(ref, dist, kwargs, message) -> None:
 def test_empty_batch() -> None:
     empty = np.zeros((0, 3, 80, 80), np.uint8)
     assert vif(empty, empty).shape == (0,)
+    assert vif(np.zeros((2, 3, 80, 80), np.uint8), empty, reference_index=[]).shape == (0,)
 
 
 def test_delta_v() -> None:

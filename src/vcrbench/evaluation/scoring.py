@@ -52,10 +52,12 @@ SCORED_SCHEMA_NO_PIXELS = pa.schema([f for f in SCORED_SCHEMA if f.name != "imag
 #: Images a run may store before ``scoring.store_images: auto`` stops storing pixels: 1 GB of
 #: raw pixels (about 6,600 samples; about 0.5 GB on disk after compression).
 AUTO_STORE_LIMIT_BYTES = 10**9
-#: Samples of a shard whose VIF is computed together: each clean image's share of VIF (its
-#: pyramid and GSM statistics) is computed once per block, however many samples it has in it
-#: (:func:`vcrbench.vif.vif`'s ``reference_index``). 1,024 samples at 224 px hold about 150 MB.
-VIF_BLOCK = 1024
+#: Samples of a shard whose VIF is computed together, each clean image once
+#: (:func:`vcrbench.vif.vif`'s ``reference_index``: pairs grouped by clean image, each image's
+#: pyramid and GSM statistics computed once per chunk of ``vif.batch_size`` pairs). A block
+#: holds its corrupted images and their clean images (at 224 px about 40 MB each for 256
+#: samples), and the job's progress line moves once a block.
+VIF_BLOCK = 256
 
 
 def stores_images(setting: bool | str, n_samples: int, side: int = IMAGE_SIZE) -> bool:
@@ -182,13 +184,14 @@ def score_shard(
 
     def score_block() -> None:
         """VIF of the samples corrupted since the last call, each clean image once."""
-        vifs.append(vif_any_size(np.stack(references).transpose(0, 3, 1, 2),
-                                 np.concatenate(block).transpose(0, 3, 1, 2),
-                                 small=small_images, precision=vif_precision, device=device,
-                                 chunk_size=batch_size, reference_index=np.array(index)))
-        progress.advance(len(index))
+        refs = np.ascontiguousarray(np.stack(references).transpose(0, 3, 1, 2))
+        dists = np.ascontiguousarray(np.concatenate(block).transpose(0, 3, 1, 2))
+        which = np.array(index, np.int64)
         for pending in (block, references, positions, index):
             pending.clear()
+        vifs.append(vif_any_size(refs, dists, small=small_images, precision=vif_precision,
+                                 device=device, chunk_size=batch_size, reference_index=which))
+        progress.advance(len(which))
 
     for rows, original, corrupted in corrupted_batches(samples, clean, batch_size=batch_size,
                                                        device=device):
@@ -198,7 +201,7 @@ def score_shard(
         for image_id, image in zip(image_ids[rows], original, strict=True):
             if image_id not in positions:
                 positions[image_id] = len(references)
-                references.append(image)
+                references.append(image.copy())  # not a view that keeps its batch alive
             index.append(positions[image_id])
         block.append(corrupted)
         if len(index) >= VIF_BLOCK:
