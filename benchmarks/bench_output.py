@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import torch
 
 
 def machine(device: torch.device) -> dict:
-    """The hardware the figures come from: CPU model and ISA extensions, GPU name."""
+    """The hardware the figures come from: CPU model and ISA extensions, the instruction-set cap
+    in force (``ONEDNN_MAX_CPU_ISA``, ``ATEN_CPU_CAPABILITY``, ``NPY_DISABLE_CPU_FEATURES``:
+    docs/architecture.md), GPU name."""
     info = {"cpu": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
             "torch": torch.__version__}
     try:
@@ -20,6 +23,11 @@ def machine(device: torch.device) -> dict:
         info["isa"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
     except (OSError, StopIteration):
         pass
+    cap = {name: os.environ[name] for name in
+           ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES")
+           if os.environ.get(name)}
+    if cap:
+        info["isa_cap"] = cap
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info

@@ -310,6 +310,11 @@ def through_snakemake(args: argparse.Namespace) -> None:
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import torch
+    from bench_output import machine
+
+    print("machine:", json.dumps(machine(torch.device("cpu"))))
     print(f"pipeline through the per-bin rates: {pipeline:.1f} s wall, {pipeline_cpu:.1f} CPU-s "
           f"({len(args.corruptions)} corruptions x {args.n} samples + {args.images} clean "
           f"images, {args.model}, --cores {args.cores}, results {size / 1e6:.1f} MB)")

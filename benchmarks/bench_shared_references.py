@@ -16,13 +16,14 @@ shards hold the five severities of each image), scored on 224 px enlargements
 (``scoring.small_images: enlarge``). Each round times both ways in one process, one after the
 other, alternating which goes first; the values are compared (largest difference printed: the
 batched linear algebra may round the last bits differently). One thread by default, as a
-scoring job of a 2-core run has. The CPU (model, AVX-512 or not) is printed with the numbers.
+scoring job of a 2-core run has. The machine (CPU model, ISA extensions, an instruction-set cap
+in force) is printed with the numbers.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
+import json
 import sys
 import time
 from pathlib import Path
@@ -31,21 +32,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-
-
-def cpu_description() -> str:
-    """The CPU's model name and its widest x86 vector extension (from /proc/cpuinfo)."""
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model in ("", "unknown CPU", platform.processor()):
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
-    return f"{model} ({isa})"
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 def shard_pairs(args: argparse.Namespace):
@@ -113,7 +100,9 @@ def main() -> None:
             values[name] = ways[name]()
             times[name].append(time.perf_counter() - start)
     n = len(ids)
-    print(f"{cpu_description()}; torch {torch.__version__}, {args.threads} thread(s)")
+    from bench_output import machine
+
+    print("machine:", json.dumps(machine(torch.device("cpu"))))
     print(f"{args.dataset}: {n} samples of {args.corruption} over {len(order)} images "
           f"({n / len(order):.1f} a image), side {refs.shape[-1]} px")
     for name, t in times.items():
