@@ -68,11 +68,11 @@ def _attack(index, p, seed):
                      "dv": rng.random(index.num_rows)})
 
 
-def _curve(r, levels):
-    metrics = pa.Table.from_pylist([{"metric": "accuracy", "classes": 1000, "R": r,
+def _curve(r, levels, metric="accuracy"):
+    metrics = pa.Table.from_pylist([{"metric": metric, "classes": 1000, "R": r,
                                      "R_lo": r - 0.1, "R_hi": r + 0.1, "note": None,
                                      "resampled": "images (12)"}])
-    replicates = pa.table({"metric": ["accuracy"] * len(levels),
+    replicates = pa.table({"metric": [metric] * len(levels),
                            "classes": pa.array([1000] * len(levels), pa.int16()),
                            "replicate": pa.array(range(len(levels)), pa.int32()),
                            "values": [np.full(GRID.size, v).tolist() for v in levels]})
@@ -252,7 +252,8 @@ def test_zero_clean_error_on_the_evaluation_set_nulls_every_relative_error(input
 def test_the_report_text(inputs):
     _, text = reva_tables(**inputs)
     assert text.startswith("## REVa: m\n\n12 weakest of 20 eligible")
-    for fragment in ("### R_a on the weak-robust set and on all evaluation images",
+    for fragment in ("### R_a on the weak-robust set and on all evaluation images: accuracy "
+                     "curve",
                      "| fog | 0.450 [0.350, 0.550] | 0.700 [0.600, 0.800] |",
                      "### Errors", "| mCE | mean |", "| mean_adversarial | mean |",
                      "### Relative errors (error on the weak set / clean error on the "
@@ -262,6 +263,31 @@ def test_the_report_text(inputs):
                      "- weather (continuous): non-robust: fog (",
                      f"over {B} bootstrap replicates"):
         assert fragment in text, fragment
+
+
+def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
+    """Part 1's control in words: for each curve, how many of the corruptions the chosen rule
+    calls non-robust have R lower on the weak set (fog and Gaussian noise here, each the worst
+    of its category; Gaussian noise has no curve)."""
+    rng = np.random.default_rng(4)
+
+    def both(accuracy, consistency):
+        parts = [_curve(accuracy[0], rng.uniform(*accuracy[1], B)),
+                 _curve(consistency[0], rng.uniform(*consistency[1], B), "consistency")]
+        return tuple(pa.concat_tables(t) for t in zip(*parts, strict=True))
+
+    curves = {"fog": {"weak": both((0.9, (0.85, 0.95)), (0.5, (0.45, 0.55))),
+                      "evaluation": both((0.7, (0.65, 0.75)), (0.8, (0.75, 0.85)))}}
+    tables, text = reva_tables(**dict(inputs, curves=curves))
+    rows = {r["metric"]: r for r in tables["r-weak-vs-all"].to_pylist()}
+    assert rows["accuracy"]["lower_on_weak"] is False and rows["consistency"]["lower_on_weak"]
+    accuracy, consistency = text.split(": consistency curve")
+    assert "### R_a on the weak-robust set and on all evaluation images: accuracy curve" \
+        in accuracy
+    assert "starts at 1" in accuracy and "removes that head start" in consistency
+    calls = "Of the 2 corruptions the chosen rule calls non-robust (fog, gaussian_noise), "
+    assert calls + "it is lower for 0; gaussian_noise without a curve" in accuracy
+    assert calls + "it is lower for 1 (fog); gaussian_noise without a curve" in consistency
 
 
 def test_statistics_modules_load_without_torch():
