@@ -56,6 +56,7 @@ def _checkout_beside_shared(tmp_path):
         "config/reva-cifar10-paper.yaml",
         "config/control-vcr-retraining-cifar10.yaml",
         "config/control-noc-overlap-cifar10.yaml",
+        "config/control-reva-weak-cifar10.yaml",
     ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
@@ -67,7 +68,8 @@ def test_dry_run_of_every_config(configfile, tmp_path):
                       "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml",
                       "config/reva-cifar10.yaml", "config/reva-cifar10-paper.yaml",
                       "config/control-vcr-retraining-cifar10.yaml",
-                      "config/control-noc-overlap-cifar10.yaml"):
+                      "config/control-noc-overlap-cifar10.yaml",
+                      "config/control-reva-weak-cifar10.yaml"):
         workdir = _checkout_beside_shared(tmp_path)
     result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -110,6 +112,13 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         # 14 x 2 epochs), 15 models on the 13 candidates
         assert (counts["finetune_epoch"], counts["predict_shard"]) == (28, 195), counts
         assert (counts["overlap_report"], counts["total"]) == (1, 718), counts
+    if configfile == "config/control-reva-weak-cifar10.yaml":
+        # part 1 alone: 5,000 pool images in shards of 1,000, the 15 ImageNet-C corruptions on
+        # both sets, no attacks, no comparison
+        assert (counts["train_epoch"], counts["reva_analyse"]) == (8, 5), counts
+        assert (counts["reva_imagenet_c_score"], counts["reva_report"]) == (30, 1), counts
+        assert "reva_attack" not in counts and "reva_comparison" not in counts, counts
+        assert counts["total"] == 288, counts
     if configfile == "config/reva-sample.yaml":
         assert {"reva_analyse", "reva_weak_set", "reva_attack", "reva_imagenet_c_score",
                 "reva_curves", "reva_report"} <= planned, planned
