@@ -17,6 +17,13 @@ any variable that caps the ISA the libraries use (an AVX2-only CPU emulated on a
 
 The ISA variables of the run are not recorded in its files: state them with ``--isa`` (printed
 with the table), e.g. ``--isa "AVX2 (emulated: ONEDNN_MAX_CPU_ISA=AVX2 ...)"``.
+
+Rules without a benchmark file (samples, rates, figures, the summary: short Python processes)
+are seen only in Snakemake's own log of the run: ``--log .snakemake/log/<time>.snakemake.log``
+adds a second table, every job's wall time per rule from the log's start and finish stamps
+(whole seconds, so a job shorter than a second can count 0 or 1), and the run's span:
+
+    python benchmarks/bench_job_costs.py results/demo --log "$(ls -t .snakemake/log/* | head -1)"
 """
 
 from __future__ import annotations
@@ -25,8 +32,10 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
 import torch
@@ -62,6 +71,56 @@ def rule_costs(run: Path) -> dict[str, dict[str, float]]:
     return dict(costs)
 
 
+#: Snakemake's log: a time stamp line, then the line that starts or finishes a job.
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+_START = re.compile(r"^(?:local)?rule (\S+):$")
+_JOBID = re.compile(r"^\s+jobid: (\d+)$")
+_FINISH = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)$")
+
+
+def log_costs(log: Path) -> tuple[dict[str, dict[str, float]], float]:
+    """Per rule of a Snakemake log: jobs, wall seconds in all, mean and largest job (s), from the
+    start and finish stamps of every finished job; and the span from the first job's start to
+    the last one's finish (s)."""
+    started: dict[str, tuple[str, datetime]] = {}
+    costs: dict[str, dict[str, float]] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0,
+                                                              "max_s": 0.0})
+    stamp = rule = None
+    first = last = None
+    for line in log.read_text().splitlines():
+        if m := _STAMP.match(line):
+            stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
+        elif (m := _START.match(line)) and stamp is not None:
+            rule = (m.group(1), stamp)
+        elif (m := _JOBID.match(line)) and rule is not None:
+            started[m.group(1)] = rule
+            first = first or rule[1]
+            rule = None
+        elif (m := _FINISH.match(line)) and m.group(1) in started and stamp is not None:
+            name, begun = started.pop(m.group(1))
+            seconds = (stamp - begun).total_seconds()
+            entry = costs[name]
+            entry["jobs"] += 1
+            entry["wall_s"] += seconds
+            entry["max_s"] = max(entry["max_s"], seconds)
+            last = stamp
+    if not costs:
+        raise SystemExit(f"{log} has no finished jobs: give Snakemake's log of the run "
+                         "(.snakemake/log/<time>.snakemake.log)")
+    return dict(costs), (last - first).total_seconds()
+
+
+def log_table(costs: dict, span: float) -> list[str]:
+    lines = ["| rule | jobs | wall s | s / job | largest job s |", "|---|---:|---:|---:|---:|"]
+    for name in sorted(costs, key=lambda r: -costs[r]["wall_s"]):
+        c = costs[name]
+        lines.append(f"| {name} | {c['jobs']} | {c['wall_s']:.0f} | "
+                     f"{c['wall_s'] / c['jobs']:.1f} | {c['max_s']:.0f} |")
+    lines.append(f"| all | {sum(c['jobs'] for c in costs.values())} | "
+                 f"{sum(c['wall_s'] for c in costs.values()):.0f} | | |")
+    return [*lines, "", f"From the first job's start to the last job's finish: {span:.0f} s."]
+
+
 def table(costs: dict, other: dict | None) -> list[str]:
     head = "| rule folder | jobs | wall s | s / job | largest job s | CPU s | largest RSS MB |"
     rule = "|---|---:|---:|---:|---:|---:|---:|"
@@ -95,6 +154,8 @@ def main() -> None:
     parser.add_argument("run", type=Path, help="results/<run> of a finished run")
     parser.add_argument("--against", type=Path, help="a second run, side by side")
     parser.add_argument("--isa", default="", help="what ISA the run used, when it was capped")
+    parser.add_argument("--log", type=Path,
+                        help="Snakemake's log of the run: every job's wall time per rule")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     costs = rule_costs(args.run)
@@ -107,6 +168,9 @@ def main() -> None:
     lines += table(costs, other)
     lines += ["", "Wall seconds are summed over jobs (two jobs at a time on 2 cores: the run's "
               "wall time is about half). Each job's time includes its start-up (Python, torch)."]
+    if args.log:
+        lines += ["", f"Every job, from Snakemake's log `{args.log}` (whole seconds):", ""]
+        lines += log_table(*log_costs(args.log))
     emit("\n".join(lines), args.out)
 
 
