@@ -3,7 +3,7 @@
 from vcrbench.overlap.config import baseline, report_models, roles  # noqa: E402
 
 OVERLAP = config["overlap"]
-OVERLAP_TABLES = ["robustness", "matrix", "matrix_replicates", "benchmarks", "ce"]
+OVERLAP_TABLES = ["robustness", "gains", "matrix", "matrix_replicates", "benchmarks", "ce"]
 
 
 def overlap_tables(kind):

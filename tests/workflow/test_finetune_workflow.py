@@ -165,7 +165,18 @@ def test_killed_training_resumes_at_its_epoch_and_feeds_retraining_and_overlap(
             assert r["R"] == pytest.approx(r["accuracy"] / r["accuracy_clean"])
     matrix = read_table(results / "overlap" / "matrix.parquet")
     assert matrix.num_rows == 8
-    assert "Non-overlapping benchmarks" in (results / "overlap" / "report.md").read_text()
+    # each candidate's own gain (Eq. (2)'s denominator) with its interval, both scores
+    gains = read_table(results / "overlap" / "gains.parquet").to_pylist()
+    assert {(r["score"], r["corruption"]) for r in gains} == {
+        (score, c) for score in ("noc", "vcr") for c in ("gaussian_noise", "brightness")}
+    by = {(r["role"], r["corruption"], r["score"]): r["R"] for r in robustness}
+    for r in gains:
+        own, standard = by[(r["corruption"], r["corruption"], r["score"])], \
+            by[("standard", r["corruption"], r["score"])]
+        if None not in (own, standard, r["gain"]):
+            assert r["gain"] == pytest.approx(own - standard)
+    report = (results / "overlap" / "report.md").read_text()
+    assert "Non-overlapping benchmarks" in report and "## Own gains" in report
     assert (results / "figures" / "overlap.png").stat().st_size > 10_000
 
     again = snakemake("--cores", "2", "--configfile", str(config_path), workdir=workdir)

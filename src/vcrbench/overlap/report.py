@@ -33,6 +33,12 @@ Tables under ``overlap/``:
 - ``matrix_replicates.parquet``: ``score``, ``replicate``, ``c1``, ``c2``, ``O`` (null where the
   replicate's score is not finite): the bootstrap matrices behind the intervals, so that a
   contrast of two overlap scores gets its paired interval (:func:`overlap_contrast`).
+- ``gains.parquet``: ``score``, ``corruption``, ``gain`` (``R_c`` of the model fine-tuned with
+  ``c`` minus the standard model's: the denominator of Eq. (2) in ``c``'s row and column),
+  ``gain_lo``, ``gain_hi`` (paired, as the matrix), ``supported`` (bool: the interval is above 0;
+  null without one), ``note``. Eq. (2) is defined wherever the gain is above 0 (the paper); where
+  its interval reaches 0 the overlaps of that row and column divide by a gain these images cannot
+  tell from none, and the report says so.
 - ``benchmarks.parquet``: ``score``, ``threshold``, ``corruptions`` (list), ``size``,
   ``mean_overlap``, ``balance_range``, ``balance_std`` (spread of the mCEs of the members'
   single-corruption models on the selected benchmark; null for a single corruption).
@@ -195,11 +201,48 @@ def overlap_report(
     ce_rows = _ce_rows(roles, candidates, baseline, accuracy)
     return {
         "robustness": pa.Table.from_pylist(robustness_rows),
+        "gains": pa.Table.from_pylist(_gain_rows(point, per_replicate, candidates),
+                                      schema=GAINS_SCHEMA),
         "matrix": pa.Table.from_pylist(matrix_rows),
         "matrix_replicates": pa.Table.from_pylist(replicate_rows, schema=REPLICATES_SCHEMA),
         "benchmarks": pa.Table.from_pylist(benchmark_rows, schema=BENCHMARK_SCHEMA),
         "ce": pa.Table.from_pylist(ce_rows),
     }
+
+
+GAINS_SCHEMA = pa.schema([("score", pa.string()), ("corruption", pa.string()),
+                          ("gain", pa.float64()), ("gain_lo", pa.float64()),
+                          ("gain_hi", pa.float64()), ("supported", pa.bool_()),
+                          ("note", pa.string())])
+
+
+def _gain_rows(point: dict, per_replicate: dict, candidates: list[str]) -> list[dict]:
+    """Each candidate's own gain per score, the denominator of Eq. (2) (``gains`` in the module
+    docstring): ``R_c`` of the model fine-tuned with ``c`` minus the standard model's, with the
+    interval of the replicate-wise differences (both replicates weigh the same images)."""
+    rows = []
+    for score in SCORES:
+        for c in candidates:
+            own, standard = (c, c), (STANDARD, c)
+            gain = _number(point[score][own] - point[score][standard])
+            a, b = per_replicate[score][own], per_replicate[score][standard]
+            n = min(a.size, b.size)
+            with np.errstate(invalid="ignore"):  # inf - inf: a replicate without clean-correct
+                lo, hi = _interval(a[:n] - b[:n]) if n else (None, None)  # images, left out
+            if gain is None:
+                note = "R not reported for the model or the standard: no gain"
+            elif gain <= 0:
+                note = (f"fine-tuning with {c} did not raise R on {c}: Eq. (2) is undefined in "
+                        "its row and column")
+            elif lo is not None and lo <= 0:
+                note = (f"the interval of the gain reaches 0: the overlaps of {c}'s row and "
+                        "column divide by a gain these images cannot tell from none")
+            else:
+                note = None
+            rows.append({"score": score, "corruption": c, "gain": gain, "gain_lo": lo,
+                         "gain_hi": hi, "supported": None if lo is None else bool(lo > 0),
+                         "note": note})
+    return rows
 
 
 REPLICATES_SCHEMA = pa.schema([("score", pa.string()), ("replicate", pa.int32()),
@@ -355,6 +398,7 @@ def overlap_markdown(tables: dict[str, pa.Table], baseline: str) -> str:
             for r in robustness if r["score"] == "noc"
         ),
     )
+    out += _gains_section(tables["gains"].to_pylist())
     matrix = tables["matrix"].to_pylist()
     for score in SCORES:
         names = list(dict.fromkeys(r["c1"] for r in matrix if r["score"] == score))
@@ -392,6 +436,38 @@ def overlap_markdown(tables: dict[str, pa.Table], baseline: str) -> str:
         rows.append([model, role, *(f"{100 * values[c]:.1f}" for c in corruptions)])
     out += markdown_table(["model", "role", *corruptions], rows)
     return "\n".join(out) + "\n"
+
+
+def _gains_section(rows: list[dict]) -> list[str]:
+    """The own gains (Eq. (2)'s denominators) and the candidates whose overlaps rest on a gain
+    the data cannot tell from 0."""
+    by = {(r["score"], r["corruption"]): r for r in rows}
+    corruptions = list(dict.fromkeys(r["corruption"] for r in rows))
+
+    def cell(r: dict) -> str:
+        return _ci({"R": r["gain"], "R_lo": r["gain_lo"], "R_hi": r["gain_hi"]})
+
+    out = ["", "## Own gains: R on c of the model fine-tuned with c, minus the standard "
+               "model's (the denominators of Eq. (2)), 95 % intervals", ""]
+    out += markdown_table(["corruption", *(f"gain ({score})" for score in SCORES)],
+                          ([c, *(cell(by[(score, c)]) for score in SCORES)]
+                           for c in corruptions))
+    for score in SCORES:
+        weak = [r["corruption"] for r in rows if r["score"] == score and r["supported"] is False
+                and r["gain"] is not None and r["gain"] > 0]
+        undefined = [r["corruption"] for r in rows if r["score"] == score
+                     and r["gain"] is not None and r["gain"] <= 0]
+        text = (f"{score}: the gain's interval is above 0 for "
+                f"{sum(r['supported'] is True for r in rows if r['score'] == score)} of "
+                f"{len(corruptions)} candidates")
+        if weak:
+            text += (f"; it reaches 0 for {', '.join(weak)}, whose rows and columns of the "
+                     "overlap matrix divide by a gain these images cannot tell from none (defined "
+                     "by Eq. (2), not supported by the data)")
+        if undefined:
+            text += f"; no gain at all (Eq. (2) undefined) for {', '.join(undefined)}"
+        out += ["", f"- {text}."]
+    return out
 
 
 def _ci(row: dict) -> str:

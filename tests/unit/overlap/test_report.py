@@ -30,12 +30,13 @@ def _outcomes(rate: float, per_image: int = 50) -> pa.Table:
                      "correct": correct, "correct16": pa.nulls(len(correct), pa.bool_())})
 
 
-def _report(replicates: int = 50):
+def _report(replicates: int = 50, outcomes: dict | None = None):
     models = [*ROLES.values(), "base"]
     return overlap_report(
         roles=ROLES, candidates=CANDIDATES, baseline="base", image_ids=IMAGES,
         clean={m: np.array([1.0] * 8 + [0.0] * 2) for m in models},
-        outcomes={(m, c): _outcomes(ACCURACY[m][c]) for m in models for c in CANDIDATES},
+        outcomes={(m, c): _outcomes(ACCURACY[m][c]) for m in models for c in CANDIDATES}
+        | (outcomes or {}),
         r_a={(m, c): ACCURACY[m][c] for m in models for c in CANDIDATES},
         r_a_replicates={(m, c): np.full(replicates, ACCURACY[m][c]) for m in models
                         for c in CANDIDATES},
@@ -59,6 +60,57 @@ def test_robustness_and_overlap_match_direct_arithmetic():
     # every image is alike, so every bootstrap replicate gives the same matrix
     cell = matrix[("noc", "noise", "shot")]
     assert cell["O_lo"] == pytest.approx(expected) and cell["O_hi"] == pytest.approx(expected)
+
+
+def test_own_gains_with_paired_intervals_by_hand():
+    """Eq. (2)'s denominators: R on c of the model fine-tuned with c minus the standard's, the
+    interval from the same image weights for both; a gain carried by one image is defined but
+    not supported (its interval reaches 0: replicates that draw no copy of it gain nothing)."""
+    per_image = 50
+    # m_shot gains on shot through img0 alone: every other image as the standard's 0.3
+    one_image = [j < (per_image if i == "img0" else 15) for i in IMAGES for j in range(per_image)]
+    shot = pa.table({"image_id": [i for i in IMAGES for _ in range(per_image)],
+                     "correct": one_image, "correct16": pa.nulls(len(one_image), pa.bool_())})
+    replicates = 200
+    tables = _report(replicates, outcomes={("m_shot", "shot"): shot})
+    gains = {(r["score"], r["corruption"]): r for r in tables["gains"].to_pylist()}
+    assert tables["gains"].column_names == ["score", "corruption", "gain", "gain_lo", "gain_hi",
+                                            "supported", "note"]
+    clean = np.array([1.0] * 8 + [0.0] * 2)
+    w = unit_weights(1, "images", IMAGES, replicates)
+    shot_sums = np.array([per_image if i == "img0" else 15 for i in IMAGES], float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        diff = ((w @ shot_sums) / (w @ np.full(10, 50.0))
+                - (w @ np.full(10, 15.0)) / (w @ np.full(10, 50.0))) / ((w @ clean) / w.sum(1))
+    diff = diff[np.isfinite(diff)]
+    row = gains[("noc", "shot")]
+    assert row["gain"] == pytest.approx((35 / 500) / 0.8)
+    assert (row["gain_lo"], row["gain_hi"]) == pytest.approx(tuple(np.percentile(diff,
+                                                                                 [2.5, 97.5])))
+    assert row["gain_lo"] == pytest.approx(0.0) and row["supported"] is False
+    assert "cannot tell from none" in row["note"]
+    # every image alike elsewhere: bright's gain 0.8/0.8 - 0.6/0.8, supported, no note
+    bright = gains[("noc", "bright")]
+    assert bright["gain"] == pytest.approx(0.25) and bright["supported"] and bright["note"] is None
+    from vcrbench.overlap.report import overlap_markdown
+
+    text = overlap_markdown(tables, "base")
+    assert "## Own gains: R on c of the model fine-tuned with c" in text
+    assert ("- noc: the gain's interval is above 0 for 2 of 3 candidates; it reaches 0 for "
+            "shot, whose rows and columns") in text
+
+
+def test_a_candidate_without_gain_is_undefined_not_unsupported():
+    flat = _outcomes(ACCURACY["std"]["bright"])  # m_bright no better than std on bright
+    tables = _report(outcomes={("m_bright", "bright"): flat})
+    row = next(r for r in tables["gains"].to_pylist()
+               if (r["score"], r["corruption"]) == ("noc", "bright"))
+    assert row["gain"] == pytest.approx(0.0) and "undefined" in row["note"]
+    from vcrbench.overlap.report import overlap_markdown
+
+    text = overlap_markdown(tables, "base")
+    assert "no gain at all (Eq. (2) undefined) for bright" in text
+    assert "it reaches 0 for bright" not in text
 
 
 def test_algorithm_1_and_ce_on_the_report():
