@@ -6,10 +6,15 @@ overlap with brightness and fog. This prints, for both robustness scores (``noc`
 the overlap of ``--corruption`` with each ``--near`` and ``--far`` corruption with its 95 %
 interval, every near − far difference with its paired interval (replicate ``b`` of both scores
 resampled the same images: :func:`vcrbench.overlap.report.overlap_contrast`), how many overlap
-scores of the matrix are defined, and the benchmarks Algorithm 1 selects. Nothing is
-recomputed::
+scores of the matrix are defined, and the benchmarks Algorithm 1 selects. With ``--among``
+(a comma-separated set, e.g. ImageNet-NOC's eight), the overlaps among that set: every pair's O
+with its interval, and how many pairs lie below each Algorithm 1 threshold, counting apart the
+pairs of a candidate whose own gain (``overlap/gains.parquet``) the data cannot tell from 0.
+Nothing is recomputed::
 
-    python benchmarks/bench_overlap_control.py --run results/control-noc-overlap-cifar10
+    python benchmarks/bench_overlap_control.py --run results/control-noc-overlap-cifar10 \
+        --among noc_quantization,noc_blur,noc_vertical_artifacts,noc_rain,noc_border,\
+noc_shear,noc_brightness,noc_hue
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ def main() -> None:
     parser.add_argument("--corruption", default="gaussian_noise")
     parser.add_argument("--near", default="shot_noise,impulse_noise")
     parser.add_argument("--far", default="brightness,fog")
+    parser.add_argument("--among", default="",
+                        help="a comma-separated set of candidates: the overlaps among them")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     near, far = args.near.split(","), args.far.split(",")
@@ -47,6 +54,9 @@ def main() -> None:
     matrix, replicates = (read_table(folder / f"{t}.parquet")
                           for t in ("matrix", "matrix_replicates"))
     benchmarks = read_table(folder / "benchmarks.parquet").to_pylist()
+    gains_file = folder / "gains.parquet"  # runs made before the gains table have none
+    gains = ({(r["score"], r["corruption"]): r for r in read_table(gains_file).to_pylist()}
+             if gains_file.is_file() else {})
     cells = {(r["score"], r["c1"], r["c2"]): r for r in matrix.to_pylist()}
     candidates = list(dict.fromkeys(r["c1"] for r in matrix.to_pylist()))
     lines = [f"# NOC overlap control: {args.corruption} against {', '.join(near)} (near) and "
@@ -75,7 +85,35 @@ def main() -> None:
         lines += [f"| {r['threshold']} | {', '.join(r['corruptions'])} |" for r in benchmarks
                   if r["score"] == score]
         lines.append("")
+        if args.among:
+            lines += _among(score, args.among.split(","), cells, gains,
+                            sorted({r["threshold"] for r in benchmarks}))
     emit("\n".join(lines), args.out)
+
+
+def _among(score: str, among: list[str], cells: dict, gains: dict, thresholds: list[float]
+           ) -> list[str]:
+    """The overlaps among ``among`` for one score, pairs with an unsupported own gain apart."""
+    unsupported = [c for c in among if gains.get((score, c), {}).get("supported") is False]
+    pairs = list(combinations(among, 2))
+    lines = [f"### Overlaps among {len(among)} candidates (`{score}`)", "",
+             "| pair | O | own gains supported |", "|---|---|---|"]
+    for a, b in pairs:
+        cell = cells[(score, a, b)]
+        lines.append(f"| {a} – {b} | {_value(cell['O'])}{_interval(cell['O_lo'], cell['O_hi'])}"
+                     f" | {'no' if a in unsupported or b in unsupported else 'yes'} |")
+    supported = [(a, b) for a, b in pairs if a not in unsupported and b not in unsupported]
+    lines += ["", f"Own gain not told from 0 (overlaps unsupported): "
+                  f"{', '.join(unsupported) or 'none'}; {len(supported)} of {len(pairs)} pairs "
+                  "between candidates with supported gains."]
+    for t in thresholds:
+        below = [p for p in supported if cells[(score, *p)]["O"] is not None
+                 and cells[(score, *p)]["O"] <= t]
+        upper = [p for p in supported if cells[(score, *p)]["O_hi"] is not None
+                 and cells[(score, *p)]["O_hi"] <= t]
+        lines.append(f"- threshold {t:g}: O ≤ {t:g} for {len(below)} of {len(supported)}; "
+                     f"the whole interval ≤ {t:g} for {len(upper)}.")
+    return [*lines, ""]
 
 
 if __name__ == "__main__":
