@@ -116,8 +116,8 @@ def log_table(costs: dict, span: float) -> list[str]:
         c = costs[name]
         lines.append(f"| {name} | {c['jobs']} | {c['wall_s']:.0f} | "
                      f"{c['wall_s'] / c['jobs']:.1f} | {c['max_s']:.0f} |")
-    lines.append(f"| all | {sum(c['jobs'] for c in costs.values())} | "
-                 f"{sum(c['wall_s'] for c in costs.values()):.0f} | | |")
+    lines.append(f"| every rule | {sum(c['jobs'] for c in costs.values())} | "  # not "all":
+                 f"{sum(c['wall_s'] for c in costs.values()):.0f} | | |")  # a rule's name
     return [*lines, "", f"From the first job's start to the last job's finish: {span:.0f} s."]
 
 

@@ -62,7 +62,7 @@ def test_every_finished_job_counts_once(bench, tmp_path):
                      "score": {"jobs": 1, "wall_s": 26.0, "max_s": 26.0}}
     assert span == 27.0  # 13:50:34 to 13:51:01; the unfinished curves job is not counted
     text = "\n".join(bench.log_table(costs, span))
-    assert "| index | 2 | 27 | 13.5 | 25 |" in text and "| all | 3 | 53 | | |" in text
+    assert "| index | 2 | 27 | 13.5 | 25 |" in text and "| every rule | 3 | 53 | | |" in text
 
 
 def test_a_log_without_finished_jobs_is_refused(bench, tmp_path):
