@@ -21,9 +21,12 @@ with the table), e.g. ``--isa "AVX2 (emulated: ONEDNN_MAX_CPU_ISA=AVX2 ...)"``.
 Rules without a benchmark file (samples, rates, figures, the summary: short Python processes)
 are seen only in Snakemake's own log of the run: ``--log .snakemake/log/<time>.snakemake.log``
 adds a second table, every job's wall time per rule from the log's start and finish stamps
-(whole seconds, so a job shorter than a second can count 0 or 1), and the run's span:
+(whole seconds, so a job shorter than a second can count 0 or 1), the run's span, and the jobs
+that started but did not finish. Every invocation writes its own log: give the one of the run
+to measure (the newest is the last invocation, which may be a later re-run of a few jobs):
 
-    python benchmarks/bench_job_costs.py results/demo --log "$(ls -t .snakemake/log/* | head -1)"
+    ls -t .snakemake/log/   # the run's log: its "Job stats" list the run's jobs
+    python benchmarks/bench_job_costs.py results/demo --log .snakemake/log/<time>.snakemake.log
 """
 
 from __future__ import annotations
@@ -73,15 +76,15 @@ def rule_costs(run: Path) -> dict[str, dict[str, float]]:
 
 #: Snakemake's log: a time stamp line, then the line that starts or finishes a job.
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
-_START = re.compile(r"^(?:local)?rule (\S+):$")
+_START = re.compile(r"^(?:local)?(?:rule|checkpoint) (\S+):$")
 _JOBID = re.compile(r"^\s+jobid: (\d+)$")
 _FINISH = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)$")
 
 
-def log_costs(log: Path) -> tuple[dict[str, dict[str, float]], float]:
+def log_costs(log: Path) -> tuple[dict[str, dict[str, float]], float, int]:
     """Per rule of a Snakemake log: jobs, wall seconds in all, mean and largest job (s), from the
-    start and finish stamps of every finished job; and the span from the first job's start to
-    the last one's finish (s)."""
+    start and finish stamps of every finished job; the span from the first job's start to the
+    last one's finish (s); and how many jobs started without finishing (failed or cut off)."""
     started: dict[str, tuple[str, datetime]] = {}
     costs: dict[str, dict[str, float]] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0,
                                                               "max_s": 0.0})
@@ -107,10 +110,10 @@ def log_costs(log: Path) -> tuple[dict[str, dict[str, float]], float]:
     if not costs:
         raise SystemExit(f"{log} has no finished jobs: give Snakemake's log of the run "
                          "(.snakemake/log/<time>.snakemake.log)")
-    return dict(costs), (last - first).total_seconds()
+    return dict(costs), (last - first).total_seconds(), len(started)
 
 
-def log_table(costs: dict, span: float) -> list[str]:
+def log_table(costs: dict, span: float, unfinished: int = 0) -> list[str]:
     lines = ["| rule | jobs | wall s | s / job | largest job s |", "|---|---:|---:|---:|---:|"]
     for name in sorted(costs, key=lambda r: -costs[r]["wall_s"]):
         c = costs[name]
@@ -118,7 +121,9 @@ def log_table(costs: dict, span: float) -> list[str]:
                      f"{c['wall_s'] / c['jobs']:.1f} | {c['max_s']:.0f} |")
     lines.append(f"| every rule | {sum(c['jobs'] for c in costs.values())} | "  # not "all":
                  f"{sum(c['wall_s'] for c in costs.values()):.0f} | | |")  # a rule's name
-    return [*lines, "", f"From the first job's start to the last job's finish: {span:.0f} s."]
+    return [*lines, "", f"From the first job's start to the last job's finish: {span:.0f} s."
+            + (f" {unfinished} job(s) started without finishing (not counted)." if unfinished
+               else "")]
 
 
 def table(costs: dict, other: dict | None) -> list[str]:

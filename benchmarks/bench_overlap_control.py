@@ -59,6 +59,11 @@ def main() -> None:
              if gains_file.is_file() else {})
     cells = {(r["score"], r["c1"], r["c2"]): r for r in matrix.to_pylist()}
     candidates = list(dict.fromkeys(r["c1"] for r in matrix.to_pylist()))
+    among = [c for c in args.among.split(",") if c]
+    unknown = [c for c in [*among, args.corruption, *near, *far] if c not in candidates]
+    if unknown:
+        raise SystemExit(f"{unknown} are not candidates of {args.run}: choose among "
+                         f"{', '.join(candidates)}")
     lines = [f"# NOC overlap control: {args.corruption} against {', '.join(near)} (near) and "
              f"{', '.join(far)} (far)", "", f"Run: `{args.run}`; candidates: "
              f"{', '.join(candidates)}. Intervals: 95 %, image bootstrap paired across models "
@@ -85,8 +90,8 @@ def main() -> None:
         lines += [f"| {r['threshold']} | {', '.join(r['corruptions'])} |" for r in benchmarks
                   if r["score"] == score]
         lines.append("")
-        if args.among:
-            lines += _among(score, args.among.split(","), cells, gains,
+        if among:
+            lines += _among(score, among, cells, gains,
                             sorted({r["threshold"] for r in benchmarks}))
     emit("\n".join(lines), args.out)
 
@@ -94,7 +99,8 @@ def main() -> None:
 def _among(score: str, among: list[str], cells: dict, gains: dict, thresholds: list[float]
            ) -> list[str]:
     """The overlaps among ``among`` for one score, pairs with an unsupported own gain apart."""
-    unsupported = [c for c in among if gains.get((score, c), {}).get("supported") is False]
+    # without gains.parquet (a run made before it) or an interval, a gain counts as unsupported
+    unsupported = [c for c in among if gains.get((score, c), {}).get("supported") is not True]
     pairs = list(combinations(among, 2))
     lines = [f"### Overlaps among {len(among)} candidates (`{score}`)", "",
              "| pair | O | own gains supported |", "|---|---|---|"]
@@ -103,9 +109,11 @@ def _among(score: str, among: list[str], cells: dict, gains: dict, thresholds: l
         lines.append(f"| {a} – {b} | {_value(cell['O'])}{_interval(cell['O_lo'], cell['O_hi'])}"
                      f" | {'no' if a in unsupported or b in unsupported else 'yes'} |")
     supported = [(a, b) for a, b in pairs if a not in unsupported and b not in unsupported]
-    lines += ["", f"Own gain not told from 0 (overlaps unsupported): "
-                  f"{', '.join(unsupported) or 'none'}; {len(supported)} of {len(pairs)} pairs "
-                  "between candidates with supported gains."]
+    lines += ["", ("Own gains unknown (the run has no overlap/gains.parquet): every pair "
+                   "counted as unsupported. " if not gains else "")
+              + f"Own gain not shown above 0 (overlaps unsupported): "
+              f"{', '.join(unsupported) or 'none'}; {len(supported)} of {len(pairs)} pairs "
+              "between candidates with supported gains."]
     for t in thresholds:
         below = [p for p in supported if cells[(score, *p)]["O"] is not None
                  and cells[(score, *p)]["O"] <= t]

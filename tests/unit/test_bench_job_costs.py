@@ -57,11 +57,13 @@ def bench():
 def test_every_finished_job_counts_once(bench, tmp_path):
     log = tmp_path / "run.snakemake.log"
     log.write_text(LOG)
-    costs, span = bench.log_costs(log)
+    costs, span, unfinished = bench.log_costs(log)
     assert costs == {"index": {"jobs": 2, "wall_s": 2.0 + 25.0, "max_s": 25.0},
                      "score": {"jobs": 1, "wall_s": 26.0, "max_s": 26.0}}
     assert span == 27.0  # 13:50:34 to 13:51:01; the unfinished curves job is not counted
-    text = "\n".join(bench.log_table(costs, span))
+    assert unfinished == 1
+    text = "\n".join(bench.log_table(costs, span, unfinished))
+    assert "1 job(s) started without finishing" in text
     assert "| index | 2 | 27 | 13.5 | 25 |" in text and "| every rule | 3 | 53 | | |" in text
 
 

@@ -169,6 +169,7 @@ def test_killed_training_resumes_at_its_epoch_and_feeds_retraining_and_overlap(
     gains = read_table(results / "overlap" / "gains.parquet").to_pylist()
     assert {(r["score"], r["corruption"]) for r in gains} == {
         (score, c) for score in ("noc", "vcr") for c in ("gaussian_noise", "brightness")}
+    assert any(r["gain"] is not None for r in gains)
     by = {(r["role"], r["corruption"], r["score"]): r["R"] for r in robustness}
     for r in gains:
         own, standard = by[(r["corruption"], r["corruption"], r["score"])], \

@@ -234,14 +234,17 @@ def _gain_rows(point: dict, per_replicate: dict, candidates: list[str]) -> list[
             elif gain <= 0:
                 note = (f"fine-tuning with {c} did not raise R on {c}: Eq. (2) is undefined in "
                         "its row and column")
-            elif lo is not None and lo <= 0:
+            elif lo is None:
+                note = "no interval: no bootstrap replicate gave both scores"
+            elif lo <= 0:
                 note = (f"the interval of the gain reaches 0: the overlaps of {c}'s row and "
                         "column divide by a gain these images cannot tell from none")
             else:
                 note = None
+            supported = (None if gain is None or lo is None
+                         else bool(gain > 0 and lo > 0))
             rows.append({"score": score, "corruption": c, "gain": gain, "gain_lo": lo,
-                         "gain_hi": hi, "supported": None if lo is None else bool(lo > 0),
-                         "note": note})
+                         "gain_hi": hi, "supported": supported, "note": note})
     return rows
 
 
@@ -413,8 +416,10 @@ def overlap_markdown(tables: dict[str, pa.Table], baseline: str) -> str:
             ),
         )
     benchmarks = tables["benchmarks"].to_pylist()
+    unsupported = {score: unsupported_gains(tables["gains"], score) for score in SCORES}
     rows = [
-        [r["score"], f"{r['threshold']:g}", ", ".join(r["corruptions"]),
+        [r["score"], f"{r['threshold']:g}",
+         ", ".join(c + ("*" if c in unsupported[r["score"]] else "") for c in r["corruptions"]),
          f"{r['mean_overlap']:.3f}",
          *(("–", "–") if r["balance_range"] is None else (
              f"{100 * r['balance_range']:.1f}", f"{100 * r['balance_std']:.1f}")),
@@ -427,6 +432,10 @@ def overlap_markdown(tables: dict[str, pa.Table], baseline: str) -> str:
         ["score", "threshold", "benchmark", "mean overlap", "mCE range", "mCE std", "excluded"],
         rows,
     )
+    if any(c in unsupported[r["score"]] for r in benchmarks for c in r["corruptions"]):
+        out += ["", "\\* a member whose own gain the data do not show above 0 (Own gains, "
+                    "above): its overlaps, and so its place in the benchmark, rest on a "
+                    "denominator these images cannot support."]
     ce = tables["ce"].to_pylist()
     corruptions = list(dict.fromkeys(r["corruption"] for r in ce))
     out += ["", f"## CE and mCE (%), baseline {baseline}", ""]
@@ -453,21 +462,43 @@ def _gains_section(rows: list[dict]) -> list[str]:
                           ([c, *(cell(by[(score, c)]) for score in SCORES)]
                            for c in corruptions))
     for score in SCORES:
-        weak = [r["corruption"] for r in rows if r["score"] == score and r["supported"] is False
-                and r["gain"] is not None and r["gain"] > 0]
-        undefined = [r["corruption"] for r in rows if r["score"] == score
-                     and r["gain"] is not None and r["gain"] <= 0]
+        part = [r for r in rows if r["score"] == score]
+        kinds = {kind: [r["corruption"] for r in part if _gain_kind(r) == kind]
+                 for kind in ("unsupported", "undefined", "not reported", "no interval")}
         text = (f"{score}: the gain's interval is above 0 for "
-                f"{sum(r['supported'] is True for r in rows if r['score'] == score)} of "
-                f"{len(corruptions)} candidates")
-        if weak:
-            text += (f"; it reaches 0 for {', '.join(weak)}, whose rows and columns of the "
-                     "overlap matrix divide by a gain these images cannot tell from none (defined "
-                     "by Eq. (2), not supported by the data)")
-        if undefined:
-            text += f"; no gain at all (Eq. (2) undefined) for {', '.join(undefined)}"
+                f"{sum(r['supported'] is True for r in part)} of {len(corruptions)} candidates")
+        if kinds["unsupported"]:
+            text += (f"; it reaches 0 for {', '.join(kinds['unsupported'])}, whose rows and "
+                     "columns of the overlap matrix divide by a gain not told from 0 at 95 % "
+                     "(each candidate on its own, no correction for multiplicity): defined by "
+                     "Eq. (2), not supported by these images")
+        if kinds["undefined"]:
+            text += f"; no gain at all (Eq. (2) undefined) for {', '.join(kinds['undefined'])}"
+        if kinds["not reported"]:
+            text += f"; R not reported (no gain) for {', '.join(kinds['not reported'])}"
+        if kinds["no interval"]:
+            text += f"; no interval for {', '.join(kinds['no interval'])}"
         out += ["", f"- {text}."]
     return out
+
+
+def _gain_kind(row: dict) -> str:
+    """What a gains row says: supported, unsupported (interval reaches 0), undefined (no gain),
+    not reported (no R) or no interval."""
+    if row["gain"] is None:
+        return "not reported"
+    if row["gain"] <= 0:
+        return "undefined"
+    if row["supported"] is None:
+        return "no interval"
+    return "supported" if row["supported"] else "unsupported"
+
+
+def unsupported_gains(gains: pa.Table, score: str) -> set[str]:
+    """The candidates of ``score`` whose own gain is not shown above 0 (any kind but
+    supported): their overlaps rest on a denominator these images cannot support."""
+    return {r["corruption"] for r in gains.to_pylist()
+            if r["score"] == score and _gain_kind(r) != "supported"}
 
 
 def _ci(row: dict) -> str:

@@ -135,13 +135,13 @@ def _verdict(flag: bool | None) -> str:
 
 def report_text(model: str, tables: Mapping[str, pa.Table], *, description: str,
                 groups: Mapping, n_boot: int) -> str:
-    """The Markdown section of one model: R_a weak vs all, the errors, the relative errors with
-    both rules' groups, and one sentence per category and measure."""
+    """The Markdown section of one model: R_a and R_p weak vs all, the errors, the relative
+    errors with both rules' groups, and one sentence per category and measure."""
     lines = [f"## REVa: {model}", ""]
     if description:
         lines += [description, ""]
-    lines += _weak_vs_all(tables["r-weak-vs-all"].to_pylist(),
-                          tables["groups"].to_pylist())
+    lines += _weak_vs_all(tables["r-weak-vs-all"].to_pylist(), tables["groups"].to_pylist(),
+                          tables["errors"].to_pylist())
     lines += _errors(tables["errors"].to_pylist())
     lines += _relative(tables["relative-errors"].to_pylist(), tables["groups"].to_pylist(),
                        groups)
@@ -151,38 +151,54 @@ def report_text(model: str, tables: Mapping[str, pa.Table], *, description: str,
     return "\n".join(lines)
 
 
-#: The curves R is compared on, in the report's order, and what each compares an image with.
+#: The curves R is compared on, in the report's order: the area's name and what the curve
+#: compares an image with.
 _CURVES = {
-    "accuracy": "each image against its label. The weak set is clean-correct by construction, "
-                "so its curve starts at 1 and the evaluation set's at the model's clean accuracy: "
-                "a head start that can outweigh a steeper fall",
-    "consistency": "each image against the model's own clean prediction on it, which removes "
-                   "that head start: the curve to read for the weak set's robustness",
+    "accuracy": ("R_a", "each image against its label, so each set's curve starts at its clean "
+                        "accuracy: a weak set that is clean-correct (the ranking model's is, by "
+                        "construction) has a head start that can outweigh a steeper fall"),
+    "consistency": ("R_p", "each image against the model's own clean prediction on it, which "
+                           "removes that head start: the curve to read for the weak set's "
+                           "robustness"),
 }
 
 
-def non_robust_corruptions(group_rows: list[dict]) -> list[str]:
+def non_robust_corruptions(group_rows: list[dict]) -> tuple[list[str], str | None]:
     """The corruptions the chosen rule calls non-robust, on the ImageNet-C severities where the
-    groups have them, else on the continuous measure (groups-table rows)."""
+    groups have them, else on the continuous measure (groups-table rows); and that measure
+    (None without corruption groups)."""
     rows = [g for g in group_rows if g["kind"] == "corruption" and g["chosen"]]
     measures = {g["measure"] for g in rows}
+    if not measures:
+        return [], None
     measure = "severity" if "severity" in measures else "continuous"
-    return [g["perturbation"] for g in rows if g["measure"] == measure and g["non_robust"]]
+    return [g["perturbation"] for g in rows if g["measure"] == measure and g["non_robust"]], measure
 
 
-def _weak_vs_all(rows: list[dict], group_rows: list[dict]) -> list[str]:
+def _clean_accuracies(error_rows: list[dict]) -> str:
+    """Each set's clean accuracy, as the errors table has it."""
+    clean = {r["set"]: r["error"] for r in error_rows if r["kind"] == "clean"}
+    parts = [f"{name} {_number(None if clean.get(s) is None else 1 - clean[s])}"
+             for s, name in (("weak", "weak set"), ("evaluation", "all evaluation images"))]
+    return "Clean accuracy: " + ", ".join(parts) + "."
+
+
+def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict]
+                 ) -> list[str]:
     classes = own_classes(rows)
     rows = [r for r in rows if r["classes"] == classes]
-    non_robust = non_robust_corruptions(group_rows)
+    non_robust, measure = non_robust_corruptions(group_rows)
     lines = []
-    for metric, compared in _CURVES.items():
+    for metric, (area, compared) in _CURVES.items():
         part = [r for r in rows if r["metric"] == metric]
         if not part:
             continue
-        lines += [f"### R_a on the weak-robust set and on all evaluation images: {metric} curve",
-                  "", f"The {metric} curve compares {compared}.", ""]
+        lines += [f"### {area} on the weak-robust set and on all evaluation images: {metric} "
+                  "curve", "", f"The {metric} curve compares {compared}. "
+                  + _clean_accuracies(error_rows), ""]
         lines += markdown_table(
-            ["corruption", "R_a (weak)", "R_a (all)", "difference", "lower on weak", "note"],
+            ["corruption", f"{area} (weak)", f"{area} (all)", "difference", "lower on weak",
+             "note"],
             ([r["corruption"], interval_text(r["R_weak"], r["R_weak_lo"], r["R_weak_hi"]),
               interval_text(r["R_all"], r["R_all_lo"], r["R_all_hi"]),
               interval_text(r["difference"], r["difference_lo"], r["difference_hi"]),
@@ -191,19 +207,22 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict]) -> list[str]:
              for r in part),
         )
         lower = [r["corruption"] for r in part if r["lower_on_weak"]]
-        lines += ["", f"R_a is lower on the weak-robust set, with the whole 95 % interval of "
+        lines += ["", f"{area} is lower on the weak-robust set, with the whole 95 % interval of "
                       f"the paired difference below 0, for {len(lower)} of {len(part)} "
                       "corruptions" + (f" ({', '.join(lower)})." if lower else ".")]
         if non_robust:
             on = {r["corruption"]: r for r in part if r["corruption"] in non_robust}
             shown = [c for c in non_robust if c in on and on[c]["lower_on_weak"]]
+            undefined = [c for c in non_robust if c in on and on[c]["lower_on_weak"] is None]
             missing = [c for c in non_robust if c not in on]
-            lines += [f"Of the {len(non_robust)} corruptions the chosen rule calls non-robust "
-                      f"({', '.join(non_robust)}), it is lower for {len(shown)}"
+            basis = ("ImageNet-C severities" if measure == "severity" else
+                     "the weak set's own 1 − R_a, so this comparison is partly circular")
+            lines += [f"Part 1's positive control expects {area} lower on the weak set for the "
+                      f"{len(non_robust)} corruptions the chosen rule calls non-robust "
+                      f"({', '.join(non_robust)}; from {basis}): shown for {len(shown)}"
                       + (f" ({', '.join(shown)})" if shown else "")
-                      + (f"; {', '.join(missing)} without a curve" if missing else "")
-                      + " (the positive control of part 1: the weak-robust samples the "
-                        "analyser selects are less robust to them)."]
+                      + (f"; undefined for {', '.join(undefined)}" if undefined else "")
+                      + (f"; no curve for {', '.join(missing)}" if missing else "") + "."]
         lines.append("")
     return lines
 

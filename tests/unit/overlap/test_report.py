@@ -98,6 +98,43 @@ def test_own_gains_with_paired_intervals_by_hand():
     assert "## Own gains: R on c of the model fine-tuned with c" in text
     assert ("- noc: the gain's interval is above 0 for 2 of 3 candidates; it reaches 0 for "
             "shot, whose rows and columns") in text
+    # its overlap with noise divides by that small gain: 2.3, above every threshold, so no
+    # benchmark holds shot and none is marked
+    assert "shot*" not in text and "\\* a member whose own gain" not in text
+
+
+def test_algorithm_1_marks_members_whose_gain_is_not_supported():
+    """bright's gain carried by one image: it overlaps neither noise, so the benchmarks keep it,
+    marked (the vcr score reads the fixture's R_a, where bright's gain is supported)."""
+    per_image = 50
+    rows = [j < (per_image if i == "img0" else 30) for i in IMAGES for j in range(per_image)]
+    bright = pa.table({"image_id": [i for i in IMAGES for _ in range(per_image)],
+                       "correct": rows, "correct16": pa.nulls(len(rows), pa.bool_())})
+    from vcrbench.overlap.report import overlap_markdown
+
+    tables = _report(200, outcomes={("m_bright", "bright"): bright})
+    text = overlap_markdown(tables, "base")
+    assert "| noc | 0.5 | noise, bright* |" in text and "\\* a member whose own gain" in text
+
+
+def test_gains_without_r_or_interval_are_named():
+    from vcrbench.overlap.report import GAINS_SCHEMA, _gains_section, unsupported_gains
+
+    def row(score, c, gain, lo, supported):
+        return {"score": score, "corruption": c, "gain": gain, "gain_lo": lo,
+                "gain_hi": None if lo is None else lo + 0.1, "supported": supported,
+                "note": None}
+
+    rows = [row(score, c, *values) for score in ("noc", "vcr") for c, values in
+            (("a", (0.2, 0.1, True)), ("b", (None, None, None)), ("c", (0.1, None, None)),
+             ("d", (-0.1, -0.2, False)), ("e", (0.05, -0.01, False)))]
+    text = "\n".join(_gains_section(rows))
+    assert ("- noc: the gain's interval is above 0 for 1 of 5 candidates; it reaches 0 for e, "
+            "whose rows") in text
+    assert ("no gain at all (Eq. (2) undefined) for d; R not reported (no gain) for b; "
+            "no interval for c.") in text
+    gains = pa.Table.from_pylist(rows, schema=GAINS_SCHEMA)
+    assert unsupported_gains(gains, "vcr") == {"b", "c", "d", "e"}
 
 
 def test_a_candidate_without_gain_is_undefined_not_unsupported():

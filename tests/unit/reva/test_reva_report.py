@@ -268,7 +268,7 @@ def test_the_report_text(inputs):
 def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
     """Part 1's control in words: for each curve, how many of the corruptions the chosen rule
     calls non-robust have R lower on the weak set (fog and Gaussian noise here, each the worst
-    of its category; Gaussian noise has no curve)."""
+    of its category; Gaussian noise has no curve), an undefined R named as such."""
     rng = np.random.default_rng(4)
 
     def both(accuracy, consistency):
@@ -283,11 +283,37 @@ def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
     assert rows["accuracy"]["lower_on_weak"] is False and rows["consistency"]["lower_on_weak"]
     accuracy, consistency = text.split(": consistency curve")
     assert "### R_a on the weak-robust set and on all evaluation images: accuracy curve" \
-        in accuracy
-    assert "starts at 1" in accuracy and "removes that head start" in consistency
-    calls = "Of the 2 corruptions the chosen rule calls non-robust (fog, gaussian_noise), "
-    assert calls + "it is lower for 0; gaussian_noise without a curve" in accuracy
-    assert calls + "it is lower for 1 (fog); gaussian_noise without a curve" in consistency
+        in accuracy and consistency.startswith("\n\nThe consistency curve")
+    assert "### R_p on the weak-robust set" in accuracy.splitlines()[-1]
+    # the clean accuracies the head start comes from: 12 of 12 weak, 11 of 14 labelled evaluation
+    assert f"Clean accuracy: weak set 1.000, all evaluation images {11 / 14:.3f}." in accuracy
+    assert "head start" in accuracy and "removes that head start" in consistency
+    expects = ("expects {} lower on the weak set for the 2 corruptions the chosen rule calls "
+               "non-robust (fog, gaussian_noise; from ImageNet-C severities): ")
+    assert expects.format("R_a") + "shown for 0; no curve for gaussian_noise." in accuracy
+    assert expects.format("R_p") + "shown for 1 (fog); no curve for gaussian_noise." in consistency
+    # an R the data cannot support on either set: undefined, not "not shown"
+    metrics, replicates = curves["fog"]["weak"]
+    nulled = metrics.set_column(metrics.column_names.index("R"), "R",
+                                pa.array([None, None], pa.float64()))
+    _, text = reva_tables(**dict(inputs, curves={"fog": {**curves["fog"],
+                                                         "weak": (nulled, replicates)}}))
+    assert "shown for 0; undefined for fog; no curve for gaussian_noise." in text
+
+
+def test_non_robust_corruptions_fall_back_to_the_continuous_measure():
+    from vcrbench.reva.report import non_robust_corruptions
+
+    def row(name, measure, flag, chosen=True, kind="corruption"):
+        return {"kind": kind, "perturbation": name, "measure": measure, "non_robust": flag,
+                "chosen": chosen}
+
+    rows = [row("fog", "severity", True), row("snow", "severity", False),
+            row("snow", "continuous", True), row("fog", "severity", False, chosen=False),
+            row("pgd", "severity", True, kind="attack")]
+    assert non_robust_corruptions(rows) == (["fog"], "severity")
+    assert non_robust_corruptions(rows[2:3]) == (["snow"], "continuous")
+    assert non_robust_corruptions(rows[4:]) == ([], None)
 
 
 def test_statistics_modules_load_without_torch():
