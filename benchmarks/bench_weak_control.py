@@ -1,0 +1,116 @@
+"""REVa part 1's positive control (issue 32), read three ways off a finished run's tables.
+
+The control: R on the weak-robust set is below R on the test images for the corruptions part 1
+calls non-robust. The weak set is clean-correct by construction (only clean-correct pool images
+are eligible), the test images are not, so the accuracy curve gives the weak set a head start
+(it starts at 1, the test images' at the model's clean accuracy). Three readings, each the
+difference weak − test with its 95 % interval (image bootstrap; the two sets are disjoint, so
+replicate b of each is an independent draw):
+
+1. ``R_a``, accuracy curves, all test images (the run's ``reva/r-weak-vs-all.parquet``);
+2. ``R_p``, consistency curves, all test images (the same table): each image against the
+   model's own clean prediction, which removes the head start;
+3. ``R_a`` against the test images the model classifies correctly (both sets then start at
+   1): the test set's accuracy curve fitted again here, on its clean-correct images only, with
+   the run's binning, bootstrap and seed (the keyed image weights are those of the run).
+
+    python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pyarrow.compute as pc
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_output import emit  # noqa: E402
+
+from vcrbench.config import model_slug, validate_config  # noqa: E402
+from vcrbench.core.tables import read_table  # noqa: E402
+from vcrbench.reva.relative_errors import own_classes  # noqa: E402
+from vcrbench.reva.report import non_robust_corruptions  # noqa: E402
+from vcrbench.reva.weak_vs_all import weak_vs_all_rows  # noqa: E402
+from vcrbench.vcr.estimation import fit_curves  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _text(row: dict | None) -> str:
+    if row is None or row["difference"] is None:
+        return "undefined"
+    if row["difference_lo"] is None:
+        return f"{row['difference']:+.3f}"
+    return (f"{row['difference']:+.3f} [{row['difference_lo']:+.3f}, "
+            f"{row['difference_hi']:+.3f}]" + (" **lower**" if row["lower_on_weak"] else ""))
+
+
+def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
+                       classes: int) -> list[dict]:
+    """Weak set against the clean-correct test images: the test set's curves fitted again on
+    those images' samples, then the weak-vs-all rows (reading 3 of the module docstring)."""
+    slug = model_slug(model)
+    weak = (read_table(run / "reva" / "weak" / "metrics" / slug / f"{corruption}.parquet"),
+            read_table(run / "reva" / "weak" / "curves" / slug / f"{corruption}-replicates.parquet"))
+    outcomes = read_table(run / "outcomes" / slug / f"{corruption}.parquet")
+    correct = outcomes.filter(pc.fill_null(pc.equal(outcomes["clean_correct"], True), False))
+    binning, bootstrap = config["binning"], config["bootstrap"]
+    _, replicates, metrics = fit_curves(
+        correct, model=model, corruption=corruption, bins=binning["bins"],
+        min_count=binning["min_count"], n_boot=bootstrap["replicates"], seed=config["seed"],
+        min_coverage=binning["min_coverage"], min_units=bootstrap["min_units"],
+        right_anchor=binning["right_anchor"], label_classes=classes,
+    )
+    return weak_vs_all_rows(model, corruption, weak, (metrics, replicates))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configfile", type=Path, required=True, help="the run's config")
+    parser.add_argument("--model", default=None, help="a validated model (default: the first)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    config = validate_config(yaml.safe_load(args.configfile.read_text()),
+                             REPO / "schemas" / "config.schema.yaml")
+    run = REPO / "results" / config["run"]
+    model = args.model or (config["reva"]["models"] or config["models"])[0]
+    table = read_table(run / "reva" / "r-weak-vs-all.parquet").to_pylist()
+    table = [r for r in table if r["model"] == model]
+    if not table:
+        raise SystemExit(f"{run}/reva/r-weak-vs-all.parquet has no rows of {model!r}: finish "
+                         "the run first, or name a model part 1 validates (--model)")
+    classes = own_classes(table)
+    groups = [g for g in read_table(run / "reva" / "groups.parquet").to_pylist()
+              if g["model"] == model]
+    non_robust, measure = non_robust_corruptions(groups)
+    by = {(r["corruption"], r["metric"]): r for r in table if r["classes"] == classes}
+    corruptions = list(dict.fromkeys(r["corruption"] for r in table))
+    lines = [f"# REVa part 1's positive control: `{run}`, {model}", "",
+             f"Non-robust by the chosen rule ({measure}): {', '.join(non_robust) or 'none'}. "
+             "Weak − test, 95 % intervals (image bootstrap, independent draws of the two "
+             "disjoint sets); **lower**: the interval is below 0.", "",
+             "| corruption | non-robust | R_a, all test images | R_p, all test images | "
+             "R_a, clean-correct test images |", "|---|---|---|---|---|"]
+    shown = {"R_a": [], "R_p": [], "R_a clean-correct": []}
+    for c in corruptions:
+        third = next((r for r in clean_correct_rows(run, model, c, config, classes)
+                      if (r["metric"], r["classes"]) == ("accuracy", classes)), None)
+        cells = {"R_a": by.get((c, "accuracy")), "R_p": by.get((c, "consistency")),
+                 "R_a clean-correct": third}
+        lines.append(f"| {c} | {'yes' if c in non_robust else ''} | "
+                     + " | ".join(_text(r) for r in cells.values()) + " |")
+        if c in non_robust:
+            for name, r in cells.items():
+                if r is not None and r["lower_on_weak"]:
+                    shown[name].append(c)
+    lines += ["", f"Shown (interval below 0) for the {len(non_robust)} non-robust corruptions:"]
+    lines += [f"- {name}: {len(found)} ({', '.join(found) or '–'})"
+              for name, found in shown.items()]
+    emit("\n".join(lines) + "\n", args.out)
+
+
+if __name__ == "__main__":
+    main()
