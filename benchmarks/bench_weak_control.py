@@ -53,8 +53,9 @@ def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
     """Weak set against the clean-correct test images: the test set's curves fitted again on
     those images' samples, then the weak-vs-all rows (reading 3 of the module docstring)."""
     slug = model_slug(model)
-    weak = (read_table(run / "reva" / "weak" / "metrics" / slug / f"{corruption}.parquet"),
-            read_table(run / "reva" / "weak" / "curves" / slug / f"{corruption}-replicates.parquet"))
+    folder = run / "reva" / "weak"
+    weak = (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
+            read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
     outcomes = read_table(run / "outcomes" / slug / f"{corruption}.parquet")
     correct = outcomes.filter(pc.fill_null(pc.equal(outcomes["clean_correct"], True), False))
     binning, bootstrap = config["binning"], config["bootstrap"]
