@@ -75,6 +75,7 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
     ax.set_ylabel(score_label, fontsize=9)
     ax.set_title(f"Robustness scores of the {len(rows)} pool images "
                  f"({len(selected)} weak-robust); higher = less robust", fontsize=9)
+    fig.tight_layout()  # the rotated names inside the figure, so the legend goes under them
     legend_below(fig, *unique_handles([ax]), ncol=3)
     save_figure(fig, paths)
     return fig
@@ -83,7 +84,7 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
 def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
                      paths: Sequence[str | Path]) -> plt.Figure:
     """R per corruption on the weak-robust set (filled) and on all images (open), with 95 %
-    intervals, one panel per property; a null R is a grey cross at the axis."""
+    intervals, one row of panels per property; a null R is a grey cross at the axis."""
     rows = r_weak_vs_all.to_pylist()
     if not rows:
         return _empty(paths, "R on the weak set against all images")
@@ -91,11 +92,13 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
     corruptions = list(dict.fromkeys(r["corruption"] for r in rows))
     shown = [m for m in models if any(r["model"] == m for r in rows)]
     colours = model_colours(models)
-    fig, axes = plt.subplots(1, len(properties), squeeze=False, sharey=True,
-                             figsize=(max(4.0, 0.9 * len(corruptions) + 1.5) * len(properties),
-                                      3.8))
+    # one row per property, the corruptions side by side: wide enough for their names
+    fig, axes = plt.subplots(len(properties), 1, squeeze=False, sharex=True,
+                             figsize=(max(4.0, 0.9 * len(corruptions) + 1.5),
+                                      1.0 + 2.8 * len(properties)))
+    axes = axes[:, 0]
     width = 0.8 / max(1, len(shown))
-    for ax, (metric, classes) in zip(axes[0], properties, strict=True):
+    for ax, (metric, classes) in zip(axes, properties, strict=True):
         for j, model in enumerate(shown):
             for i, c in enumerate(corruptions):
                 match = [r for r in rows if (r["model"], r["corruption"], r["metric"],
@@ -118,12 +121,14 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
         ax.set_xticks(range(len(corruptions)))
         ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{metric}, {classes} classes", fontsize=9)
+        area = {"accuracy": "R_a", "consistency": "R_p"}.get(metric, "R")
+        ax.set_title(f"{metric} curve ({area}), {classes} classes", fontsize=9)
+        ax.set_ylabel(f"{area} (area over Δv)", fontsize=9)
         ax.grid(axis="y", lw=0.3)
-    axes[0][0].set_ylabel("R (area under the curve over Δv)")
     fig.suptitle("R on the weak-robust set against all evaluation images (95 % image-bootstrap "
                  "intervals)", fontsize=10)
-    legend_below(fig, *unique_handles(axes[0]), ncol=2)
+    fig.tight_layout()  # the rotated names inside the figure, so the legend goes under them
+    legend_below(fig, *unique_handles(axes), ncol=2)
     save_figure(fig, paths)
     return fig
 

@@ -69,6 +69,24 @@ def test_weak_vs_all_draws_both_sets_and_marks_a_null(tmp_path):
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gaussian_noise", "frost"]
 
 
+def test_weak_vs_all_has_a_row_per_curve(tmp_path):
+    accuracy = _weak_vs_all()
+    consistency = accuracy.set_column(accuracy.column_names.index("metric"), "metric",
+                                      pa.array(["consistency"] * accuracy.num_rows))
+    fig = plot_weak_vs_all(pa.concat_tables([accuracy, consistency]), models=MODELS,
+                           paths=[tmp_path / "w.png"])
+    assert [ax.get_title() for ax in fig.axes] == ["accuracy curve (R_a), 1000 classes",
+                                                   "consistency curve (R_p), 1000 classes"]
+    top, bottom = (ax.get_position() for ax in fig.axes)
+    assert top.y0 > bottom.y1  # stacked, one above the other
+    # the legend sits under the lowest axis and its corruption names
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()  # the saved figure was closed
+    assert fig.legends[0].get_window_extent(renderer).y1 <= \
+        fig.axes[1].get_tightbbox(renderer).y0 + 1
+
+
 def test_relative_errors_fill_the_non_robust_bars(tmp_path):
     relative = pa.table({
         "model": ["m"] * 4, "kind": ["corruption", "corruption", "attack", "attack"],
