@@ -1,18 +1,21 @@
 """REVa part 1's positive control (issue 32), read three ways off a finished run's tables.
 
 The control: R on the weak-robust set is below R on the test images for the corruptions part 1
-calls non-robust. The weak set is clean-correct by construction (only clean-correct pool images
-are eligible), the test images are not, so the accuracy curve gives the weak set a head start
-(it starts at 1, the test images' at the model's clean accuracy). Three readings, each the
-difference weak − test with its 95 % interval (image bootstrap; the two sets are disjoint, so
-replicate b of each is an independent draw):
+calls non-robust. The weak set of the ranking model is clean-correct by construction (only
+clean-correct pool images are eligible), the test images are not, so the accuracy curve gives
+the weak set a head start (it starts at 1, the test images' at the model's clean accuracy).
+Three readings, each the difference weak − test with its 95 % interval (image bootstrap;
+replicate b of each set weighs its images by their keyed weights, so the draws are independent
+where the sets are disjoint and paired where they share images):
 
 1. ``R_a``, accuracy curves, all test images (the run's ``reva/r-weak-vs-all.parquet``);
 2. ``R_p``, consistency curves, all test images (the same table): each image against the
    model's own clean prediction, which removes the head start;
-3. ``R_a`` against the test images the model classifies correctly (both sets then start at
-   1): the test set's accuracy curve fitted again here, on its clean-correct images only, with
-   the run's binning, bootstrap and seed (the keyed image weights are those of the run).
+3. ``R_a`` on the clean-correct images of both sets: the curves fitted again here on those
+   images only, with the run's binning, bootstrap and seed (the keyed image weights are the
+   run's). On a clean-correct image "correct" and "consistent" are the same outcome, so this is
+   also R_p on those images: reading 2 with the clean-wrong test images left out, not an
+   independent confirmation.
 
     python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml
 """
@@ -29,9 +32,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import emit  # noqa: E402
 
-from vcrbench.config import model_slug, validate_config  # noqa: E402
+from vcrbench.config import evaluated_models, model_slug, validate_config  # noqa: E402
 from vcrbench.core.tables import read_table  # noqa: E402
-from vcrbench.reva.relative_errors import own_classes  # noqa: E402
+from vcrbench.data.datasets import label_space  # noqa: E402
 from vcrbench.reva.report import non_robust_corruptions  # noqa: E402
 from vcrbench.reva.weak_vs_all import weak_vs_all_rows  # noqa: E402
 from vcrbench.vcr.estimation import fit_curves  # noqa: E402
@@ -48,24 +51,34 @@ def _text(row: dict | None) -> str:
             f"{row['difference_hi']:+.3f}]" + (" **lower**" if row["lower_on_weak"] else ""))
 
 
+def _clean_correct(outcomes):
+    """The samples of the images the model classifies correctly when clean."""
+    return outcomes.filter(pc.fill_null(pc.equal(outcomes["clean_correct"], True), False))
+
+
 def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
                        classes: int) -> list[dict]:
-    """Weak set against the clean-correct test images: the test set's curves fitted again on
-    those images' samples, then the weak-vs-all rows (reading 3 of the module docstring)."""
+    """Both sets on their clean-correct images: each set's curves fitted again on those images'
+    samples where it has clean-wrong ones (the ranking model's weak set has none: its run
+    curves are used as they are), then the weak-vs-all rows (reading 3 of the module docstring)."""
     slug = model_slug(model)
-    folder = run / "reva" / "weak"
-    weak = (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
-            read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
-    outcomes = read_table(run / "outcomes" / slug / f"{corruption}.parquet")
-    correct = outcomes.filter(pc.fill_null(pc.equal(outcomes["clean_correct"], True), False))
     binning, bootstrap = config["binning"], config["bootstrap"]
-    _, replicates, metrics = fit_curves(
-        correct, model=model, corruption=corruption, bins=binning["bins"],
-        min_count=binning["min_count"], n_boot=bootstrap["replicates"], seed=config["seed"],
-        min_coverage=binning["min_coverage"], min_units=bootstrap["min_units"],
-        right_anchor=binning["right_anchor"], label_classes=classes,
-    )
-    return weak_vs_all_rows(model, corruption, weak, (metrics, replicates))
+
+    def fitted(folder: Path) -> tuple:
+        outcomes = read_table(folder / "outcomes" / slug / f"{corruption}.parquet")
+        correct = _clean_correct(outcomes)
+        if correct.num_rows == outcomes.num_rows:  # nothing to leave out: the run's curves
+            return (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
+                    read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
+        _, replicates, metrics = fit_curves(
+            correct, model=model, corruption=corruption, bins=binning["bins"],
+            min_count=binning["min_count"], n_boot=bootstrap["replicates"], seed=config["seed"],
+            min_coverage=binning["min_coverage"], min_units=bootstrap["min_units"],
+            right_anchor=binning["right_anchor"], label_classes=classes,
+        )
+        return metrics, replicates
+
+    return weak_vs_all_rows(model, corruption, fitted(run / "reva" / "weak"), fitted(run))
 
 
 def main() -> None:
@@ -76,14 +89,21 @@ def main() -> None:
     args = parser.parse_args()
     config = validate_config(yaml.safe_load(args.configfile.read_text()),
                              REPO / "schemas" / "config.schema.yaml")
-    run = REPO / "results" / config["run"]
-    model = args.model or (config["reva"]["models"] or config["models"])[0]
+    run = Path("results") / config["run"]  # as Snakemake: from the repository root
+    if not (run / "reva" / "r-weak-vs-all.parquet").is_file():
+        raise SystemExit(f"{run}/reva/r-weak-vs-all.parquet does not exist: run this from the "
+                         "repository root after the run has finished")
+    model = args.model or (config["reva"]["models"] or evaluated_models(config))[0]
     table = read_table(run / "reva" / "r-weak-vs-all.parquet").to_pylist()
     table = [r for r in table if r["model"] == model]
     if not table:
         raise SystemExit(f"{run}/reva/r-weak-vs-all.parquet has no rows of {model!r}: finish "
                          "the run first, or name a model part 1 validates (--model)")
-    classes = own_classes(table)
+    classes = label_space(config["dataset"]).classes
+    shared = set(read_table(run / "reva" / "weak" / "index.parquet").column("image_id").to_pylist()
+                 ) & set(read_table(run / "data" / "index.parquet").column("image_id").to_pylist())
+    draws = (f"paired draws: the sets share {len(shared)} images" if shared
+             else "independent draws of the two disjoint sets")
     groups = [g for g in read_table(run / "reva" / "groups.parquet").to_pylist()
               if g["model"] == model]
     non_robust, measure = non_robust_corruptions(groups)
@@ -91,10 +111,10 @@ def main() -> None:
     corruptions = list(dict.fromkeys(r["corruption"] for r in table))
     lines = [f"# REVa part 1's positive control: `{run}`, {model}", "",
              f"Non-robust by the chosen rule ({measure}): {', '.join(non_robust) or 'none'}. "
-             "Weak − test, 95 % intervals (image bootstrap, independent draws of the two "
-             "disjoint sets); **lower**: the interval is below 0.", "",
+             f"Weak − test, 95 % intervals (image bootstrap, {draws}); **lower**: the "
+             "interval is below 0.", "",
              "| corruption | non-robust | R_a, all test images | R_p, all test images | "
-             "R_a, clean-correct test images |", "|---|---|---|---|---|"]
+             "R_a, clean-correct images of both sets |", "|---|---|---|---|---|"]
     shown = {"R_a": [], "R_p": [], "R_a clean-correct": []}
     for c in corruptions:
         third = next((r for r in clean_correct_rows(run, model, c, config, classes)

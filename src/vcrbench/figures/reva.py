@@ -93,9 +93,10 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
     shown = [m for m in models if any(r["model"] == m for r in rows)]
     colours = model_colours(models)
     # one row per property, the corruptions side by side: wide enough for their names
+    row = 2.8 if len(properties) <= 2 else 2.0  # ImageNet's four rows stay legible
     fig, axes = plt.subplots(len(properties), 1, squeeze=False, sharex=True,
                              figsize=(max(4.0, 0.9 * len(corruptions) + 1.5),
-                                      1.0 + 2.8 * len(properties)))
+                                      1.0 + row * len(properties)))
     axes = axes[:, 0]
     width = 0.8 / max(1, len(shown))
     for ax, (metric, classes) in zip(axes, properties, strict=True):

@@ -228,7 +228,9 @@ def _gain_rows(point: dict, per_replicate: dict, candidates: list[str]) -> list[
             a, b = per_replicate[score][own], per_replicate[score][standard]
             n = min(a.size, b.size)
             with np.errstate(invalid="ignore"):  # inf - inf: a replicate without clean-correct
-                lo, hi = _interval(a[:n] - b[:n]) if n else (None, None)  # images, left out
+                differences = a[:n] - b[:n]      # images, left out
+            enough = np.isfinite(differences).sum() >= 2  # no interval from a single replicate
+            lo, hi = _interval(differences) if enough else (None, None)
             if gain is None:
                 note = "R not reported for the model or the standard: no gain"
             elif gain <= 0:
@@ -435,7 +437,7 @@ def overlap_markdown(tables: dict[str, pa.Table], baseline: str) -> str:
     if any(c in unsupported[r["score"]] for r in benchmarks for c in r["corruptions"]):
         out += ["", "\\* a member whose own gain the data do not show above 0 (Own gains, "
                     "above): its overlaps, and so its place in the benchmark, rest on a "
-                    "denominator these images cannot support."]
+                    "denominator these images cannot show to be above 0."]
     ce = tables["ce"].to_pylist()
     corruptions = list(dict.fromkeys(r["corruption"] for r in ce))
     out += ["", f"## CE and mCE (%), baseline {baseline}", ""]
@@ -465,12 +467,12 @@ def _gains_section(rows: list[dict]) -> list[str]:
         part = [r for r in rows if r["score"] == score]
         kinds = {kind: [r["corruption"] for r in part if _gain_kind(r) == kind]
                  for kind in ("unsupported", "undefined", "not reported", "no interval")}
-        text = (f"{score}: the gain's interval is above 0 for "
-                f"{sum(r['supported'] is True for r in part)} of {len(corruptions)} candidates")
+        text = (f"{score}: the gain's 95 % interval is above 0 for "
+                f"{sum(r['supported'] is True for r in part)} of {len(corruptions)} candidates "
+                "(each candidate on its own, no correction for multiplicity)")
         if kinds["unsupported"]:
             text += (f"; it reaches 0 for {', '.join(kinds['unsupported'])}, whose rows and "
-                     "columns of the overlap matrix divide by a gain not told from 0 at 95 % "
-                     "(each candidate on its own, no correction for multiplicity): defined by "
+                     "columns of the overlap matrix divide by a gain not told from 0: defined by "
                      "Eq. (2), not supported by these images")
         if kinds["undefined"]:
             text += f"; no gain at all (Eq. (2) undefined) for {', '.join(kinds['undefined'])}"

@@ -207,15 +207,18 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict
              for r in part),
         )
         lower = [r["corruption"] for r in part if r["lower_on_weak"]]
+        tested = [r for r in part if r["lower_on_weak"] is not None]
         lines += ["", f"{area} is lower on the weak-robust set, with the whole 95 % interval of "
-                      f"the paired difference below 0, for {len(lower)} of {len(part)} "
-                      "corruptions" + (f" ({', '.join(lower)})." if lower else ".")]
+                      "the replicate-wise difference below 0 (paired where the sets share "
+                      f"images), for {len(lower)} of the {len(tested)} corruptions with an "
+                      "interval" + (f" ({', '.join(lower)})." if lower else ".")]
         if non_robust:
             on = {r["corruption"]: r for r in part if r["corruption"] in non_robust}
             shown = [c for c in non_robust if c in on and on[c]["lower_on_weak"]]
             undefined = [c for c in non_robust if c in on and on[c]["lower_on_weak"] is None]
             missing = [c for c in non_robust if c not in on]
-            basis = ("ImageNet-C severities" if measure == "severity" else
+            basis = ("the weak set's ImageNet-C errors: the same images, other samples"
+                     if measure == "severity" else
                      "the weak set's own 1 − R_a, so this comparison is partly circular")
             lines += [f"Part 1's positive control expects {area} lower on the weak set for the "
                       f"{len(non_robust)} corruptions the chosen rule calls non-robust "

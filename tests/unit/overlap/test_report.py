@@ -96,8 +96,9 @@ def test_own_gains_with_paired_intervals_by_hand():
 
     text = overlap_markdown(tables, "base")
     assert "## Own gains: R on c of the model fine-tuned with c" in text
-    assert ("- noc: the gain's interval is above 0 for 2 of 3 candidates; it reaches 0 for "
-            "shot, whose rows and columns") in text
+    assert ("- noc: the gain's 95 % interval is above 0 for 2 of 3 candidates (each candidate "
+            "on its own, no correction for multiplicity); it reaches 0 for shot, whose rows and "
+            "columns") in text
     # its overlap with noise divides by that small gain: 2.3, above every threshold, so no
     # benchmark holds shot and none is marked
     assert "shot*" not in text and "\\* a member whose own gain" not in text
@@ -129,7 +130,8 @@ def test_gains_without_r_or_interval_are_named():
             (("a", (0.2, 0.1, True)), ("b", (None, None, None)), ("c", (0.1, None, None)),
              ("d", (-0.1, -0.2, False)), ("e", (0.05, -0.01, False)))]
     text = "\n".join(_gains_section(rows))
-    assert ("- noc: the gain's interval is above 0 for 1 of 5 candidates; it reaches 0 for e, "
+    assert ("- noc: the gain's 95 % interval is above 0 for 1 of 5 candidates (each "
+            "candidate on its own, no correction for multiplicity); it reaches 0 for e, "
             "whose rows") in text
     assert ("no gain at all (Eq. (2) undefined) for d; R not reported (no gain) for b; "
             "no interval for c.") in text

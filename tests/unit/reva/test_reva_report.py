@@ -289,7 +289,8 @@ def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
     assert f"Clean accuracy: weak set 1.000, all evaluation images {11 / 14:.3f}." in accuracy
     assert "head start" in accuracy and "removes that head start" in consistency
     expects = ("expects {} lower on the weak set for the 2 corruptions the chosen rule calls "
-               "non-robust (fog, gaussian_noise; from ImageNet-C severities): ")
+               "non-robust (fog, gaussian_noise; from the weak set's ImageNet-C errors: the "
+               "same images, other samples): ")
     assert expects.format("R_a") + "shown for 0; no curve for gaussian_noise." in accuracy
     assert expects.format("R_p") + "shown for 1 (fog); no curve for gaussian_noise." in consistency
     # an R the data cannot support on either set: undefined, not "not shown"
