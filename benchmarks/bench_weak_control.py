@@ -37,7 +37,7 @@ from vcrbench.core.tables import read_table  # noqa: E402
 from vcrbench.data.datasets import label_space  # noqa: E402
 from vcrbench.reva.report import non_robust_corruptions  # noqa: E402
 from vcrbench.reva.weak_vs_all import weak_vs_all_rows  # noqa: E402
-from vcrbench.vcr.estimation import fit_curves  # noqa: E402
+from vcrbench.vcr.estimation import fit_curves_configured  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,6 @@ def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
     samples where it has clean-wrong ones (the ranking model's weak set has none: its run
     curves are used as they are), then the weak-vs-all rows (reading 3 of the module docstring)."""
     slug = model_slug(model)
-    binning, bootstrap = config["binning"], config["bootstrap"]
 
     def fitted(folder: Path) -> tuple:
         outcomes = read_table(folder / "outcomes" / slug / f"{corruption}.parquet")
@@ -70,12 +69,9 @@ def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
         if correct.num_rows == outcomes.num_rows:  # nothing to leave out: the run's curves
             return (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
                     read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
-        _, replicates, metrics = fit_curves(
-            correct, model=model, corruption=corruption, bins=binning["bins"],
-            min_count=binning["min_count"], n_boot=bootstrap["replicates"], seed=config["seed"],
-            min_coverage=binning["min_coverage"], min_units=bootstrap["min_units"],
-            right_anchor=binning["right_anchor"], label_classes=classes,
-        )
+        _, replicates, metrics = fit_curves_configured(
+            correct, model=model, corruption=corruption, binning=config["binning"],
+            bootstrap=config["bootstrap"], seed=config["seed"], label_classes=classes)
         return metrics, replicates
 
     return weak_vs_all_rows(model, corruption, fitted(run / "reva" / "weak"), fitted(run))

@@ -6,21 +6,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.core.jobs import job  # noqa: E402
 from vcrbench.core.tables import read_table, write_table  # noqa: E402
-from vcrbench.vcr.estimation import fit_curves  # noqa: E402
+from vcrbench.vcr.estimation import fit_curves_configured  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "curves") as log:
-    binning = snakemake.params.binning
-    curves, replicates, metrics = fit_curves(
+    curves, replicates, metrics = fit_curves_configured(
         read_table(snakemake.input.outcomes),
         model=snakemake.params.model,
         corruption=snakemake.wildcards.corruption,
-        bins=binning["bins"],
-        min_count=binning["min_count"],
-        n_boot=snakemake.params.bootstrap["replicates"],
+        binning=snakemake.params.binning,
+        bootstrap=snakemake.params.bootstrap,
         seed=snakemake.params.seed,
-        min_coverage=binning["min_coverage"],
-        min_units=snakemake.params.bootstrap["min_units"],
-        right_anchor=binning["right_anchor"],
         label_classes=snakemake.params.label_classes,
     )
     for row in metrics.to_pylist():

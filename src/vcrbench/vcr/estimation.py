@@ -103,3 +103,16 @@ def fit_curves(
         tables.add_metrics(metrics_row(key, estimate, binned, min_coverage=min_coverage))
         tables.add_curve(metric, classes, estimate)
     return tables.table("curves"), tables.table("replicates"), tables.table("metrics")
+
+
+def fit_curves_configured(outcomes: pa.Table, *, model: str, corruption: str,
+                          binning: dict, bootstrap: dict, seed: int, label_classes: int
+                          ) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """:func:`fit_curves` with a run's ``binning`` and ``bootstrap`` config sections and seed,
+    as the curves job calls it (so a refit elsewhere uses the run's settings by construction)."""
+    return fit_curves(
+        outcomes, model=model, corruption=corruption, bins=binning["bins"],
+        min_count=binning["min_count"], n_boot=bootstrap["replicates"], seed=seed,
+        min_coverage=binning["min_coverage"], min_units=bootstrap["min_units"],
+        right_anchor=binning["right_anchor"], label_classes=label_classes,
+    )

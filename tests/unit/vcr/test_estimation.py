@@ -10,7 +10,7 @@ from vcrbench.core.properties import select
 from vcrbench.core.tables import csv_text
 from vcrbench.curves.tables import replicate_areas
 from vcrbench.evaluation.outcomes import sample_outcomes
-from vcrbench.vcr.estimation import fit_curves, rates_table
+from vcrbench.vcr.estimation import fit_curves, fit_curves_configured, rates_table
 from vcrbench.vcr.summary import build_summary, summary_markdown
 
 
@@ -109,6 +109,19 @@ def test_curves_are_reproducible():
         outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20, seed=3
     )
     for a, b in zip(first, second, strict=True):
+        assert a.equals(b)
+
+
+def test_configured_fit_reads_the_config_sections_as_the_curves_job():
+    outcomes = sample_outcomes(*_synthetic(800))
+    binning = {"bins": 10, "min_count": 5, "min_coverage": 0.4, "right_anchor": "none"}
+    bootstrap = {"replicates": 20, "min_units": 8}
+    got = fit_curves_configured(outcomes, model="m", corruption="c", binning=binning,
+                                bootstrap=bootstrap, seed=3, label_classes=1000)
+    expected = fit_curves(outcomes, model="m", corruption="c", bins=10, min_count=5, n_boot=20,
+                          seed=3, min_coverage=0.4, min_units=8, right_anchor="none",
+                          label_classes=1000)
+    for a, b in zip(got, expected, strict=True):
         assert a.equals(b)
 
 
