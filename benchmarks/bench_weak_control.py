@@ -17,12 +17,22 @@ where the sets are disjoint and paired where they share images):
    also R_p on those images: reading 2 with the clean-wrong test images left out, not an
    independent confirmation.
 
+With ``--baseline OVERLAY`` (a config overlaid on ``--configfile`` as Snakemake merges two
+``--configfile``s; ``config/control-reva-unselected-cifar10.yaml``), a fourth reading: the weak
+set against that run's random baseline of clean-correct pool images the analyser did not select
+(``reva.weak.draw: random-unselected``), weak − baseline for R_a and R_p. Both sets are seen,
+clean-correct images of the same model (checked: the two runs' model files must be the same
+bytes), so what is left is the selection's own effect.
+
     python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml
+    python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml \
+        --baseline config/control-reva-unselected-cifar10.yaml
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 
@@ -77,14 +87,94 @@ def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
     return weak_vs_all_rows(model, corruption, fitted(run / "reva" / "weak"), fitted(run))
 
 
+def merged(base: dict, overlay: dict) -> dict:
+    """``overlay`` on ``base``, nested mappings merged key by key (Snakemake's way with two
+    ``--configfile``s)."""
+    out = dict(base)
+    for key, value in overlay.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = merged(out[key], value) if both else value
+    return out
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def baseline_rows(run: Path, baseline: Path, model: str, corruption: str) -> list[dict]:
+    """The weak set (``run``) against the random baseline (``baseline``'s ``reva/weak``), each
+    with its run's curves: both sets are clean-correct, so no refit is needed."""
+    slug = model_slug(model)
+
+    def curves(folder: Path) -> tuple:
+        return (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
+                read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
+
+    return weak_vs_all_rows(model, corruption, curves(run / "reva" / "weak"),
+                            curves(baseline / "reva" / "weak"))
+
+
+def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
+                   corruptions: list[str], non_robust: list[str]) -> list[str]:
+    """Reading 4 (module docstring): a Markdown table of weak − random baseline."""
+    baseline = Path("results") / baseline_config["run"]
+    if baseline_config["reva"]["weak"]["draw"] != "random-unselected":
+        raise SystemExit("--baseline must set reva.weak.draw: random-unselected")
+    if not (baseline / "reva" / "r-weak-vs-all.parquet").is_file():
+        raise SystemExit(f"{baseline}/reva/r-weak-vs-all.parquet does not exist: run the "
+                         "baseline config first")
+    models = sorted((run / "models").glob("*/model.pt"))
+    same = [m.parent.name for m in models
+            if (baseline / "models" / m.parent.name / "model.pt").is_file()
+            and _digest(m) == _digest(baseline / "models" / m.parent.name / "model.pt")]
+    if len(same) != len(models):
+        raise SystemExit(f"{run} and {baseline} trained different models "
+                         f"({len(same)} of {len(models)} model files are the same bytes)")
+    weak_ids = set(read_table(run / "reva" / "weak" / "index.parquet")
+                   .column("image_id").to_pylist())
+    drawn = read_table(baseline / "reva" / "weak" / "index.parquet")
+    shared = weak_ids & set(drawn.column("image_id").to_pylist())
+    draws = (f"paired draws: the sets share {len(shared)} images" if shared
+             else "independent draws of the two disjoint sets")
+    lines = ["", f"## The weak set against the random baseline `{baseline}`", "",
+             f"{drawn.num_rows} clean-correct pool images the analyser did not select, drawn at "
+             f"random (reva.weak.draw), against the {len(weak_ids)} of the weak set; the same "
+             f"model ({', '.join(same) or 'no trained model'}: identical files). Weak − "
+             f"baseline, 95 % intervals (image bootstrap, {draws}).", "",
+             "| corruption | non-robust | R_a | R_p |", "|---|---|---|---|"]
+    shown = {"R_a": [], "R_p": []}
+    lower = {"R_a": 0, "R_p": 0}
+    for c in corruptions:
+        rows = {r["metric"]: r for r in baseline_rows(run, baseline, model, c)
+                if r["classes"] == classes}
+        cells = {"R_a": rows.get("accuracy"), "R_p": rows.get("consistency")}
+        lines.append(f"| {c} | {'yes' if c in non_robust else ''} | "
+                     + " | ".join(_text(r) for r in cells.values()) + " |")
+        for name, r in cells.items():
+            if r is not None and r["lower_on_weak"]:
+                lower[name] += 1
+                if c in non_robust:
+                    shown[name].append(c)
+    lines += ["", f"Lower on the weak set than on the baseline (interval below 0), of "
+                  f"{len(corruptions)} corruptions: R_a {lower['R_a']}, R_p {lower['R_p']}; "
+                  f"of the {len(non_robust)} non-robust:"]
+    lines += [f"- {name}: {len(found)} ({', '.join(found) or '–'})"
+              for name, found in shown.items()]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", type=Path, required=True, help="the run's config")
     parser.add_argument("--model", default=None, help="a validated model (default: the first)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a config overlaid on --configfile that runs the random baseline "
+                             "(config/control-reva-unselected-cifar10.yaml)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    config = validate_config(yaml.safe_load(args.configfile.read_text()),
-                             REPO / "schemas" / "config.schema.yaml")
+    schema = REPO / "schemas" / "config.schema.yaml"
+    raw = yaml.safe_load(args.configfile.read_text())
+    config = validate_config(raw, schema)
     run = Path("results") / config["run"]  # as Snakemake: from the repository root
     if not (run / "reva" / "r-weak-vs-all.parquet").is_file():
         raise SystemExit(f"{run}/reva/r-weak-vs-all.parquet does not exist: run this from the "
@@ -126,6 +216,9 @@ def main() -> None:
     lines += ["", f"Shown (interval below 0) for the {len(non_robust)} non-robust corruptions:"]
     lines += [f"- {name}: {len(found)} ({', '.join(found) or '–'})"
               for name, found in shown.items()]
+    if args.baseline is not None:
+        overlay = validate_config(merged(raw, yaml.safe_load(args.baseline.read_text())), schema)
+        lines += baseline_lines(run, overlay, model, classes, corruptions, non_robust)
     emit("\n".join(lines) + "\n", args.out)
 
 

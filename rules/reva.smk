@@ -101,6 +101,8 @@ rule reva_weak_set:
     params:
         size=REVA_PLAN.weak_size if REVA_PLAN else None,
         group_by=REVA["weak"]["group_by"],
+        draw=REVA["weak"]["draw"],
+        seed=config["seed"],
         pool_label=REVA_PLAN.pool_label() if REVA_PLAN else None,
     script:
         "../workflow_scripts/reva_weak_set.py"
@@ -312,6 +314,7 @@ rule reva_report:
         models=REVA_MODELS,
         inputs=reva_inputs() if REVA_PLAN else {},
         groups=REVA["groups"],
+        draw=REVA["weak"]["draw"],
         categories=reva_categories(),
         n_boot=config["bootstrap"]["replicates"],
         min_units=config["bootstrap"]["min_units"],
@@ -338,6 +341,7 @@ use rule reva_report as reva_model_report with:
         models=reva_one_model,
         inputs=reva_model_inputs,
         groups=REVA["groups"],
+        draw=REVA["weak"]["draw"],
         categories=reva_categories(),
         n_boot=config["bootstrap"]["replicates"],
         min_units=config["bootstrap"]["min_units"],

@@ -24,6 +24,7 @@ with job(snakemake.log[0], snakemake.threads, "reva_report") as log:
             model=model, seed=params.seed, n_boot=params.n_boot, min_units=params.min_units,
             weak_index=indexes["weak"], evaluation_index=indexes["evaluation"],
             groups=params.groups, categories=params.categories, description=selection,
+            draw=params.draw,
             **inputs,
         )
         for name, table in made.items():

@@ -12,9 +12,11 @@ from vcrbench.reva.selection import select_weak  # noqa: E402
 with job(snakemake.log[0], snakemake.threads, "reva_weak_set") as log:
     pool = read_table(snakemake.input.pool)
     resilience = read_tables(snakemake.input.scores).sort_by("image_id")
-    ranking, weak, description = select_weak(resilience, pool, size=snakemake.params.size,
-                                             group_by=snakemake.params.group_by)
-    text = f"pool: {snakemake.params.pool_label}, {pool.num_rows} images\n{description}\n"
+    params = snakemake.params
+    ranking, weak, description = select_weak(resilience, pool, size=params.size,
+                                             group_by=params.group_by, draw=params.draw,
+                                             seed=params.seed)
+    text = f"pool: {params.pool_label}, {pool.num_rows} images\n{description}\n"
     log.info(text.strip())
     write_table(resilience, snakemake.output.resilience)
     write_table(ranking, snakemake.output.ranking)

@@ -57,6 +57,7 @@ def _checkout_beside_shared(tmp_path):
         "config/control-vcr-retraining-cifar10.yaml",
         "config/control-noc-overlap-cifar10.yaml",
         "config/control-reva-weak-cifar10.yaml",
+        "config/control-reva-weak-cifar10.yaml config/control-reva-unselected-cifar10.yaml",
     ],
 )
 def test_dry_run_of_every_config(configfile, tmp_path):
@@ -69,9 +70,10 @@ def test_dry_run_of_every_config(configfile, tmp_path):
                       "config/reva-cifar10.yaml", "config/reva-cifar10-paper.yaml",
                       "config/control-vcr-retraining-cifar10.yaml",
                       "config/control-noc-overlap-cifar10.yaml",
-                      "config/control-reva-weak-cifar10.yaml"):
+                      "config/control-reva-weak-cifar10.yaml") or " " in configfile:
         workdir = _checkout_beside_shared(tmp_path)
-    result = snakemake("-n", "--configfile", str(REPO / configfile), *extra, workdir=workdir)
+    files = [str(REPO / name) for name in configfile.split()]  # an overlay: two files
+    result = snakemake("-n", "--configfile", *files, *extra, workdir=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
     job_stats = [line.split() for line in result.stdout.splitlines()]
     planned = {row[0] for row in job_stats if len(row) == 2 and row[1].isdigit()}
@@ -112,9 +114,9 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         # 14 x 2 epochs), 15 models on the 13 candidates
         assert (counts["finetune_epoch"], counts["predict_shard"]) == (28, 195), counts
         assert (counts["overlap_report"], counts["total"]) == (1, 718), counts
-    if configfile == "config/control-reva-weak-cifar10.yaml":
-        # part 1 alone: 5,000 pool images in shards of 1,000, the 15 ImageNet-C corruptions on
-        # both sets, no attacks, no comparison
+    if configfile.startswith("config/control-reva-weak-cifar10.yaml"):
+        # part 1 alone (the overlay: its random baseline instead of the weak set): 5,000 pool
+        # images in shards of 1,000, the 15 ImageNet-C corruptions on both sets, no attacks
         assert (counts["train_epoch"], counts["reva_analyse"]) == (8, 5), counts
         assert (counts["reva_imagenet_c_score"], counts["reva_report"]) == (30, 1), counts
         assert "reva_attack" not in counts and "reva_comparison" not in counts, counts

@@ -44,6 +44,7 @@ def reva_tables(
     groups: Mapping,
     categories: Mapping[str, str] | None = None,
     description: str = "",
+    draw: str = "weakest",
 ) -> tuple[dict[str, pa.Table], str]:
     """The four REVa tables of one model and its Markdown report.
 
@@ -65,6 +66,8 @@ def reva_tables(
         categories: corruption -> REVa category (default :func:`category_of` of the name:
             ImageNet-C's, else ``other``).
         description: what the pool and the weak set are (the selection's line), for the text.
+        draw: ``reva.weak.draw``: ``weakest`` (the paper's weak-robust set) or
+            ``random-unselected`` (a random baseline, for which the text states no control).
 
     Returns:
         ({"errors", "relative-errors", "groups", "r-weak-vs-all"} -> table, Markdown text).
@@ -108,7 +111,7 @@ def reva_tables(
                                     attacks=groups.get("attacks", "non-robust"))
     tables["r-weak-vs-all"] = weak_vs_all_table(model, curves)
     return tables, report_text(model, tables, description=description, groups=groups,
-                               n_boot=n_boot)
+                               n_boot=n_boot, draw=draw)
 
 
 def _number(x: float | None) -> str:
@@ -134,14 +137,14 @@ def _verdict(flag: bool | None) -> str:
 
 
 def report_text(model: str, tables: Mapping[str, pa.Table], *, description: str,
-                groups: Mapping, n_boot: int) -> str:
+                groups: Mapping, n_boot: int, draw: str = "weakest") -> str:
     """The Markdown section of one model: R_a and R_p weak vs all, the errors, the relative
     errors with both rules' groups, and one sentence per category and measure."""
     lines = [f"## REVa: {model}", ""]
     if description:
         lines += [description, ""]
     lines += _weak_vs_all(tables["r-weak-vs-all"].to_pylist(), tables["groups"].to_pylist(),
-                          tables["errors"].to_pylist())
+                          tables["errors"].to_pylist(), baseline=draw != "weakest")
     lines += _errors(tables["errors"].to_pylist())
     lines += _relative(tables["relative-errors"].to_pylist(), tables["groups"].to_pylist(),
                        groups)
@@ -183,8 +186,8 @@ def _clean_accuracies(error_rows: list[dict]) -> str:
     return "Clean accuracy: " + ", ".join(parts) + "."
 
 
-def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict]
-                 ) -> list[str]:
+def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict], *,
+                 baseline: bool = False) -> list[str]:
     classes = own_classes(rows)
     rows = [r for r in rows if r["classes"] == classes]
     non_robust, measure = non_robust_corruptions(group_rows)
@@ -212,7 +215,12 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict
                       "the replicate-wise difference below 0 (paired where the sets share "
                       f"images), for {len(lower)} of the {len(tested)} corruptions with an "
                       "interval" + (f" ({', '.join(lower)})." if lower else ".")]
-        if non_robust:
+        if baseline:
+            lines += ["This \"weak set\" is the random baseline of unselected pool images "
+                      "(reva.weak.draw), not the analyser's selection: part 1's positive control "
+                      "expects nothing of it here; compare a weakest-first run of the same model "
+                      "with it (docs/reva.md, \"Part 1's positive control\")."]
+        elif non_robust:
             on = {r["corruption"]: r for r in part if r["corruption"] in non_robust}
             shown = [c for c in non_robust if c in on and on[c]["lower_on_weak"]]
             undefined = [c for c in non_robust if c in on and on[c]["lower_on_weak"] is None]

@@ -11,19 +11,28 @@ names the set's shards before any job runs): the K = size // groups weakest of e
 number of groups, the remainder from the next ranks (rank K + 1 of every group, weakest first,
 then rank K + 2, ...), so no group has more than one image above K.
 
+``reva.weak.draw: random-unselected`` takes, instead, a baseline for part 1's positive control
+(docs/reva.md): as many clean-correct images of every group as the weakest-first rule takes,
+drawn at random from the eligible images that rule leaves out (each image's key is a hash of the
+seed and its ``image_id``, so the draw does not depend on the pool's order; the smallest keys of
+each group, the remainder by key). It holds seen images that the analyser did not select, which
+separates the selection's effect from seen versus unseen images.
+
 Schemas:
 
 - ``reva/ranking.parquet`` (one row per pool image, sorted by ``group``, ``rank`` (nulls last)
   and ``image_id``): ``image_id``, ``group`` (string: the class WNID, the 16-category name, or
   ``pool``), ``group_by`` (string: ``class``, ``category16`` or ``pool``), ``rank`` (int32,
   1 = weakest in its group among the eligible images; null: clean-misclassified), ``score``
-  (float64), ``clean_correct`` (bool), ``selected`` (bool: in the weak-robust validation set).
+  (float64), ``clean_correct`` (bool), ``selected`` (bool: in the weak-robust validation set, or
+  in the random baseline when ``draw`` is ``random-unselected``).
 - ``reva/weak/index.parquet``: the selected rows of the pool index, with exactly its columns
   and types (those of ``data/index.parquet``), sorted by ``image_id``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,6 +44,8 @@ from vcrbench.errors import VcrbenchError
 #: Values of ``reva.weak.group_by``; ``auto`` tries the other three in this order.
 GROUP_BY = ("auto", "class", "category16", "pool")
 RULES = GROUP_BY[1:]
+#: Values of ``reva.weak.draw``: the paper's weakest first, or the control's random baseline.
+DRAWS = ("weakest", "random-unselected")
 
 SCHEMA = pa.schema([
     ("image_id", pa.string()), ("group", pa.string()), ("group_by", pa.string()),
@@ -84,8 +95,8 @@ def _plan(resilience: pa.Table, rule: str, size: int, eligible: np.ndarray,
 
 
 def select_weak(resilience: pa.Table, pool_index: pa.Table, *, size: int,
-                group_by: str = "auto", category_names: Sequence[str] | None = None
-                ) -> tuple[pa.Table, pa.Table, str]:
+                group_by: str = "auto", category_names: Sequence[str] | None = None,
+                draw: str = "weakest", seed: int = 0) -> tuple[pa.Table, pa.Table, str]:
     """Rank the pool and take the weak-robust validation set (module docstring).
 
     Args:
@@ -100,14 +111,20 @@ def select_weak(resilience: pa.Table, pool_index: pa.Table, *, size: int,
             overall), or ``auto``: the first of these three that the pool allows.
         category_names: the 16 category names in ``category16`` order (default
             :data:`vcrbench.data.imagenet16.CATEGORIES16`).
+        draw: ``weakest`` (the paper) or ``random-unselected`` (the control's baseline, module
+            docstring; ``reva.weak.draw``).
+        seed: keys the random baseline's draw (the run seed).
 
     Returns:
         (ranking table, weak index, a one-line description of the selection).
 
     Raises:
         VcrbenchError: naming ``reva.weak.size`` when ``size`` exceeds the eligible images,
-            ``reva.weak.group_by`` when an explicit rule is impossible for this pool.
+            ``reva.weak.group_by`` when an explicit rule is impossible for this pool,
+            ``reva.weak.draw`` when the pool is too small for the random baseline.
     """
+    if draw not in DRAWS:
+        raise VcrbenchError(f"reva.weak.draw must be one of {DRAWS}, got {draw!r}")
     if group_by not in GROUP_BY:
         raise VcrbenchError(f"reva.weak.group_by must be one of {GROUP_BY}, got {group_by!r}")
     if isinstance(size, bool) or int(size) != size or size < 1:
@@ -142,17 +159,20 @@ def select_weak(resilience: pa.Table, pool_index: pa.Table, *, size: int,
     groups, k, n_groups = plan
 
     # rank within each group: eligible images by score descending, ties by image_id
-    rank: list[int | None] = [None] * len(ids)
-    seen: dict[str, int] = {}
-    for i in sorted(np.flatnonzero(correct), key=lambda i: (groups[i], -scores[i], ids[i])):
-        seen[groups[i]] = seen.get(groups[i], 0) + 1
-        rank[i] = seen[groups[i]]
-    selected = np.array([r is not None and r <= k for r in rank], bool)
-    extra = size - int(selected.sum())
-    if extra > 0:  # size is not a multiple of the groups: the next ranks, weakest first
-        rest = sorted((i for i in range(len(ids)) if correct[i] and not selected[i]),
-                      key=lambda i: (rank[i], -scores[i], ids[i]))
-        selected[rest[:extra]] = True
+    weakest = _take(correct, groups, k, size, lambda i: (-scores[i], ids[i]))
+    if isinstance(weakest, str):  # _plan has checked every group: a bug if it happens
+        raise AssertionError(weakest)
+    rank, selected = weakest
+    if draw == "random-unselected":
+        rest = correct & ~selected
+        taken = _take(rest, groups, k, size, lambda i: (_random_key(seed, ids[i]), ids[i]))
+        if isinstance(taken, str):
+            raise VcrbenchError(
+                f"reva.weak.draw is random-unselected, but {taken}: the baseline needs as many "
+                "clean-correct images outside the weak set as the weak set has; lower "
+                "reva.weak.size or give a larger pool"
+            )
+        selected = taken[1]
 
     order = sorted(range(len(ids)), key=lambda i: (groups[i], rank[i] is None,
                                                    rank[i] or 0, ids[i]))
@@ -168,8 +188,46 @@ def select_weak(resilience: pa.Table, pool_index: pa.Table, *, size: int,
     chosen = {ids[i] for i in np.flatnonzero(selected)}
     weak = pool_index.filter(pa.array([i in chosen for i in pool_ids], pa.bool_()))
     weak = weak.sort_by("image_id")
-    return ranking, weak, _description(rule, size, k, n_groups, eligible, extra, reasons,
-                                       group_by)
+    text = _description(rule, size, k, n_groups, eligible, size - k * n_groups, reasons,
+                        group_by)
+    if draw == "random-unselected":
+        text = (f"Random baseline (reva.weak.draw random-unselected, seed {seed}), not the "
+                f"weak-robust set: {size} of the {eligible - size} eligible pool images that the "
+                f"weakest-first rule leaves out, as many of each group as it takes; that rule: "
+                + text)
+    return ranking, weak, text
+
+
+def _random_key(seed: int, image_id: str) -> int:
+    """An image's place in the random baseline's draw: the first 8 bytes of a SHA-256 of the
+    seed and its id (independent of the pool's order and of the other images)."""
+    digest = hashlib.sha256(f"reva-baseline:{seed}:{image_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def _take(candidates: np.ndarray, groups: list[str], k: int, size: int, key
+          ) -> tuple[list[int | None], np.ndarray] | str:
+    """Rank the candidates within each group by ``key(i)`` (ascending) and take the first ``k`` of
+    every group, then the remainder up to ``size`` by (rank, key): ``(rank of every image, None
+    for non-candidates; selected mask)``, or why the candidates do not allow it."""
+    rank: list[int | None] = [None] * len(groups)
+    seen: dict[str, int] = {}
+    for i in sorted(np.flatnonzero(candidates), key=lambda i: (groups[i], key(i))):
+        seen[groups[i]] = seen.get(groups[i], 0) + 1
+        rank[i] = seen[groups[i]]
+    short = sorted(g for g in dict.fromkeys(groups) if seen.get(g, 0) < k)
+    if short:
+        return (f"{len(short)} groups have fewer than {k} (the first: {short[0]}, "
+                f"{seen.get(short[0], 0)})")
+    if int(candidates.sum()) < size:
+        return f"there are {int(candidates.sum())} such images, fewer than {size}"
+    selected = np.array([r is not None and r <= k for r in rank], bool)
+    extra = size - int(selected.sum())
+    if extra > 0:  # size is not a multiple of the groups: the next ranks, by key
+        rest = sorted((i for i in range(len(groups)) if candidates[i] and not selected[i]),
+                      key=lambda i: (rank[i], key(i)))
+        selected[rest[:extra]] = True
+    return rank, selected
 
 
 def _description(rule: str, size: int, k: int, n_groups: int, eligible: int, extra: int,

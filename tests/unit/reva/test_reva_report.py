@@ -301,6 +301,12 @@ def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
                                                          "weak": (nulled, replicates)}}))
     assert "shown for 0; undefined for fog; no curve for gaussian_noise." in text
 
+    # the random baseline (reva.weak.draw random-unselected): the same tables, no expectation
+    baseline_tables, baseline = reva_tables(**dict(inputs, curves=curves),
+                                            draw="random-unselected")
+    assert baseline_tables["r-weak-vs-all"].equals(tables["r-weak-vs-all"])
+    assert "lower on the weak set for the" not in baseline
+    assert baseline.count("is the random baseline of unselected pool images") == 2
 
 def test_non_robust_corruptions_fall_back_to_the_continuous_measure():
     from vcrbench.reva.report import non_robust_corruptions

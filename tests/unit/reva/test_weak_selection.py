@@ -208,3 +208,61 @@ def test_cifar10s_ten_classes_without_wnids_give_equal_samples_per_class():
     assert _selected(ranking) == _reference(rows, 50, lambda r: r[1])
     assert sorted(set(ranking.column("group").to_pylist())) == [f"class {k}" for k in range(10)]
     assert "the 5 weakest of each of the 10 classes" in text
+
+
+def _baseline_reference(rows, size, group_of, seed):
+    """The random baseline, written out: the weakest-first selection removed, then per group the
+    remaining eligible images by their SHA-256 key of ``reva-baseline:<seed>:<id>``; the K first
+    of each, the remainder by (rank, key)."""
+    import hashlib
+
+    def key(r):
+        return hashlib.sha256(f"reva-baseline:{seed}:{r[0]}".encode()).hexdigest()[:16]
+
+    weak = set(_reference(rows, size, group_of))
+    groups = sorted({group_of(r) for r in rows})
+    k = size // len(groups)
+    chosen, rest = [], []
+    for g in groups:
+        drawn = sorted((r for r in rows if group_of(r) == g and r[4] and r[0] not in weak),
+                       key=lambda r: (key(r), r[0]))
+        chosen += [r[0] for r in drawn[:k]]
+        rest += [(rank, key(r), r[0]) for rank, r in enumerate(drawn[k:], start=k + 1)]
+    chosen += [entry[2] for entry in sorted(rest)[: size - len(chosen)]]
+    return sorted(chosen)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_random_baseline_draws_unselected_clean_correct_images_per_group(seed):
+    rng = np.random.default_rng(seed)
+    rows = [(f"x{k:03d}", int(rng.integers(0, 4)), int(rng.integers(0, 16)),
+             float(rng.integers(0, 6)) / 5, bool(rng.random() > 0.2)) for k in range(200)]
+    for group_by, group_of, size in (("class", lambda r: r[1], 22), ("pool", lambda r: 0, 40)):
+        weakest, _, _ = select_weak(*_tables(rows), size=size, group_by=group_by)
+        ranking, index, text = select_weak(*_tables(rows), size=size, group_by=group_by,
+                                           draw="random-unselected", seed=seed)
+        drawn = _selected(ranking)
+        assert drawn == _baseline_reference(rows, size, group_of, seed), group_by
+        assert not set(drawn) & set(_selected(weakest))  # none of the weak set
+        assert all(r[4] for r in rows if r[0] in drawn)  # clean-correct only
+        assert index.column("image_id").to_pylist() == drawn
+        # the ranks stay the weakest-first ranks; only the drawn images differ
+        assert ranking.drop_columns("selected").equals(weakest.drop_columns("selected"))
+        assert text.startswith(f"Random baseline (reva.weak.draw random-unselected, seed {seed})")
+        again = select_weak(*_tables(rows[::-1]), size=size, group_by=group_by,
+                            draw="random-unselected", seed=seed)
+        assert again[0].equals(ranking)  # independent of the pool's row order
+    other = select_weak(*_tables(rows), size=22, group_by="class", draw="random-unselected",
+                        seed=seed + 10)
+    assert _selected(other[0]) != _baseline_reference(rows, 22, lambda r: r[1], seed)
+
+
+def test_the_random_baseline_needs_as_many_unselected_images_as_the_weak_set_has():
+    # class 1 has 3 eligible images: the weak set takes 2, leaving 1 for the baseline's 2
+    rows = [("a", 1, -1, 0.5, True), ("b", 1, -1, 0.4, True), ("c", 1, -1, 0.3, True),
+            ("d", 2, -1, 0.5, True), ("e", 2, -1, 0.4, True), ("f", 2, -1, 0.3, True),
+            ("g", 2, -1, 0.2, True), ("h", 2, -1, 0.1, True)]
+    with pytest.raises(VcrbenchError, match=r"reva.weak.draw is random-unselected.*n00000001, 1"):
+        select_weak(*_tables(rows), size=4, group_by="class", draw="random-unselected")
+    with pytest.raises(VcrbenchError, match="reva.weak.draw must be one of"):
+        select_weak(*_tables(rows), size=4, group_by="class", draw="random")

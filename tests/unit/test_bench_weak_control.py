@@ -1,0 +1,84 @@
+"""benchmarks/bench_weak_control.py's fourth reading: the weak set of one run against the random
+baseline of another (``--baseline``), with the overlay merged as Snakemake merges two
+``--configfile``s, the same-model check, and weak − baseline recomputed by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from vcrbench.core.tables import write_table
+from vcrbench.curves.areas import GRID
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_weak_control.py"
+SPEC = importlib.util.spec_from_file_location("bench_weak_control", SCRIPT)
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+
+
+def test_the_overlay_merges_nested_keys_and_replaces_the_rest():
+    base = {"run": "a", "reva": {"weak": {"size": 10, "group_by": "class"}, "models": ["m"]},
+            "corruptions": ["fog", "snow"]}
+    overlay = {"run": "b", "reva": {"weak": {"draw": "random-unselected"}},
+               "corruptions": ["fog"]}
+    assert bench.merged(base, overlay) == {
+        "run": "b", "corruptions": ["fog"],
+        "reva": {"weak": {"size": 10, "group_by": "class", "draw": "random-unselected"},
+                 "models": ["m"]}}
+    assert base["reva"]["weak"] == {"size": 10, "group_by": "class"}  # not changed
+
+
+def _set(folder: Path, ids: list[str], levels: dict[str, np.ndarray]) -> None:
+    """One set's folder: its index and one corruption's (fog) metrics and replicate curves,
+    s_b(v) = level_b · (1 − v / 2), whose area is 0.75 · level_b."""
+    write_table(pa.table({"image_id": ids}), folder / "reva" / "weak" / "index.parquet")
+    metrics, replicates = [], []
+    for metric, values in levels.items():
+        metrics.append({"metric": metric, "classes": 10, "R": 0.75 * float(values.mean()),
+                        "R_lo": 0.1, "R_hi": 0.9, "note": None, "resampled": "images (3)"})
+        replicates += [{"metric": metric, "classes": 10, "replicate": b,
+                        "values": (level * (1 - GRID / 2)).tolist()}
+                       for b, level in enumerate(values)]
+    weak = folder / "reva" / "weak"
+    write_table(pa.Table.from_pylist(metrics), weak / "metrics" / "m" / "fog.parquet")
+    write_table(pa.Table.from_pylist(replicates, schema=pa.schema([
+        ("metric", pa.string()), ("classes", pa.int16()), ("replicate", pa.int32()),
+        ("values", pa.list_(pa.float64()))])), weak / "curves" / "m" / "fog-replicates.parquet")
+    write_table(pa.table({"x": [1]}), folder / "reva" / "r-weak-vs-all.parquet")
+
+
+def test_weak_against_the_baseline_by_hand(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the bench reads results/ from the working directory
+    rng = np.random.default_rng(0)
+    weak = {"accuracy": rng.uniform(0.4, 0.6, 40), "consistency": rng.uniform(0.4, 0.6, 40)}
+    base = {"accuracy": rng.uniform(0.7, 0.9, 40), "consistency": rng.uniform(0.45, 0.55, 40)}
+    run, other = Path("results/a"), Path("results/b")
+    _set(run, ["w1", "w2", "w3"], weak)
+    _set(other, ["b1", "b2", "b3"], base)
+    for folder in (run, other):
+        (folder / "models" / "fastnet").mkdir(parents=True)
+        (folder / "models" / "fastnet" / "model.pt").write_bytes(b"weights")
+    config = {"run": "b", "reva": {"weak": {"draw": "random-unselected"}}}
+    lines = bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
+    text = "\n".join(lines)
+    assert "independent draws of the two disjoint sets" in text
+    assert "the same model (fastnet: identical files)" in text
+    difference = 0.75 * (weak["accuracy"] - base["accuracy"])
+    lo, hi = np.percentile(difference, [2.5, 97.5])
+    assert hi < 0  # the weak set's R_a is lower in every replicate here
+    row = next(line for line in lines if line.startswith("| fog |"))
+    assert row.startswith(f"| fog | yes | {difference.mean():+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                          "**lower** |")
+    assert "R_a 1, R_p" in text and "- R_a: 1 (fog)" in text
+
+    # another model's weights in the baseline run, or a weakest-first "baseline": refused
+    (other / "models" / "fastnet" / "model.pt").write_bytes(b"other weights")
+    with pytest.raises(SystemExit, match="trained different models"):
+        bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
+    with pytest.raises(SystemExit, match="random-unselected"):
+        bench.baseline_lines(run, {"run": "b", "reva": {"weak": {"draw": "weakest"}}}, "m", 10,
+                             ["fog"], ["fog"])
