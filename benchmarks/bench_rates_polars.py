@@ -36,7 +36,7 @@ from vcrbench.core.tables import write_table
 from vcrbench.curves.binning import bin_index
 from vcrbench.curves.tables import METRICS_SCHEMA, RATES_SCHEMA
 from vcrbench.evaluation.outcomes import outcome_columns, sample_outcomes
-from vcrbench.vcr.estimation import rates_table
+from vcrbench.vcr.rates import rates_table
 from vcrbench.vcr.summary import build_summary
 
 CORRUPTIONS = 14
@@ -107,7 +107,7 @@ def outcomes_polars(index: pa.Table, scored: pa.Table, predictions: pa.Table,
 
 
 def rates_polars(outcomes: pa.Table, bins: int, min_count: int) -> pa.Table:
-    """:func:`vcrbench.vcr.estimation.rates_table` with a polars group-by. The bin of each
+    """:func:`vcrbench.vcr.rates.rates_table` with a polars group-by. The bin of each
     sample is :func:`vcrbench.curves.binning.bin_index` and the bin edges and centres are
     NumPy's ``j / M``: polars turns a division by a constant into a multiplication by its
     inverse (3 / 40 -> 0.07500000000000001), which moves edges by an ulp."""

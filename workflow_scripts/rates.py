@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.core.jobs import job  # noqa: E402
 from vcrbench.core.tables import write_table  # noqa: E402
 from vcrbench.evaluation.outcomes import read_outcomes  # noqa: E402
-from vcrbench.vcr.estimation import rates_table  # noqa: E402
+from vcrbench.vcr.rates import rates_table  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "rates") as log:
     inputs = snakemake.input

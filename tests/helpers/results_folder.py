@@ -16,7 +16,7 @@ from vcrbench.evaluation.outcomes import sample_outcomes
 from vcrbench.evaluation.scoring import SCORED_SCHEMA, SCORED_SCHEMA_NO_PIXELS
 from vcrbench.overlap.report import BENCHMARK_SCHEMA
 from vcrbench.vcr.coverage import coverage_table
-from vcrbench.vcr.estimation import rates_table
+from vcrbench.vcr.rates import rates_table
 from vcrbench.vcr.summary import build_summary
 
 #: model folder -> model name

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import hypergeom
 
 from vcrbench.errors import VcrbenchError
 
@@ -162,4 +161,8 @@ def expected_coverage(dv: np.ndarray, n: int, bins: int = 40, min_count: int = 2
     if isinstance(n, bool) or int(n) != n or not 0 <= n <= total:
         raise VcrbenchError(f"subsample size must be an integer in [0, {total}], got {n!r}")
     counts = np.bincount(bin_index(values, m), minlength=m)
+    # imported here: scipy.stats adds about 0.5 s to the start of every rates and curves job,
+    # which never call this
+    from scipy.stats import hypergeom
+
     return float(np.mean(hypergeom.sf(lmin - 1, total, counts, int(n))))

@@ -28,6 +28,7 @@ curve is still tabulated, for figures that grey it out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -35,8 +36,10 @@ import pyarrow as pa
 from vcrbench.core.properties import select
 from vcrbench.curves.areas import GRID, tabulated_areas
 from vcrbench.curves.binning import BinnedRates
-from vcrbench.curves.bootstrap import CurveEstimate
 from vcrbench.errors import VcrbenchError
+
+if TYPE_CHECKING:  # annotations only: the rates job writes rates without scipy's start-up cost
+    from vcrbench.curves.bootstrap import CurveEstimate
 
 METRICS_SCHEMA = pa.schema(
     [

@@ -1,9 +1,8 @@
-"""Algorithm 1 for one model on one corruption: per-bin rates, fitted curves with bootstrap
-bands, and R per property, from the per-sample outcomes.
+"""Algorithm 1 for one model on one corruption: fitted curves with bootstrap bands, and R per
+property, from the per-sample outcomes (its per-bin rates table: :mod:`vcrbench.vcr.rates`).
 
-Tables (schemas in :mod:`vcrbench.curves.tables`): ``rates/<m>/<c>.parquet``,
-``curves/<m>/<c>.parquet``, ``curves/<m>/<c>-replicates.parquet`` and
-``metrics/<m>/<c>.parquet``.
+Tables (schemas in :mod:`vcrbench.curves.tables`): ``curves/<m>/<c>.parquet``,
+``curves/<m>/<c>-replicates.parquet`` and ``metrics/<m>/<c>.parquet``.
 
 * **Anchors.** s(0) is the clean accuracy of the property's samples' images for accuracy
   (re-estimated in every bootstrap replicate) and 1 for consistency (a deterministic model);
@@ -40,20 +39,6 @@ log = logging.getLogger(__name__)
 
 #: Values of ``binning.right_anchor``.
 RIGHT_ANCHORS = ("chance", "none")
-
-
-def rates_table(outcomes: pa.Table, *, bins: int, min_count: int,
-                label_classes: int = IMAGENET_CLASSES) -> pa.Table:
-    """Per-bin counts and rates of every property that has samples (``label_classes``: the
-    size of the data set's label space, :func:`~vcrbench.core.properties.properties`)."""
-    tables = CurveTables()
-    for metric, classes in properties(label_classes):
-        samples = property_samples(outcomes, metric, classes)
-        if samples.dv.size == 0:
-            continue
-        tables.add_rates(metric, classes,
-                         bin_rates(samples.dv, samples.ok, bins=bins, min_count=min_count))
-    return tables.table("rates")
 
 
 def fit_curves(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -10,7 +13,8 @@ from vcrbench.core.properties import select
 from vcrbench.core.tables import csv_text
 from vcrbench.curves.tables import replicate_areas
 from vcrbench.evaluation.outcomes import sample_outcomes
-from vcrbench.vcr.estimation import fit_curves, fit_curves_configured, rates_table
+from vcrbench.vcr.estimation import fit_curves, fit_curves_configured
+from vcrbench.vcr.rates import rates_table
 from vcrbench.vcr.summary import build_summary, summary_markdown
 
 
@@ -196,3 +200,19 @@ def test_replicates_of_two_models_on_the_same_images_are_paired():
     change = areas[1] - areas[0]
     assert np.corrcoef(areas[0], areas[1])[0, 1] > 0.6
     assert np.std(change) < 0.6 * np.sqrt(np.var(areas[0]) + np.var(areas[1]))
+
+
+def test_the_rates_and_curves_jobs_load_no_module_they_do_not_use():
+    """Start-up is most of a rates or curves job at CIFAR scale (about 1 s each): the rates job's
+    modules load neither scipy nor torch, the curves job's not scipy.stats (issue 36)."""
+    jobs = {"rates": (["vcrbench.core.jobs", "vcrbench.core.tables",
+                       "vcrbench.evaluation.outcomes", "vcrbench.vcr.rates"],
+                      ("scipy", "torch")),
+            "curves": (["vcrbench.core.jobs", "vcrbench.core.tables",
+                        "vcrbench.vcr.estimation"], ("scipy.stats", "torch"))}
+    for job, (modules, unwanted) in jobs.items():
+        code = (f"import sys, importlib\nfor m in {modules!r}: importlib.import_module(m)\n"
+                f"print(sorted(set({unwanted!r}) & set(sys.modules)))")
+        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                             text=True).stdout.strip()
+        assert out == "[]", (job, out)
