@@ -408,8 +408,26 @@ def check_reva(config: Mapping[str, Any]) -> None:
     comparison)."""
     if config["reva"]["enabled"]:
         reva_plan(config)
+        _check_draw(config)
     else:
         comparison_plan(config)
+
+
+def _check_draw(config: Mapping[str, Any]) -> None:
+    """A random baseline (``reva.weak.draw``) has no non-robust corruptions to target: no train
+    or fine-tuning entry of method reva may read them (``reva.targeted: auto``)."""
+    if config["reva"]["weak"]["draw"] == "weakest":
+        return
+    for section in ("train", "finetune"):
+        for entry in config.get(section) or []:
+            targeted = (entry.get("reva") or {}).get("targeted")
+            if entry.get("method") == "reva" and targeted == "auto":
+                raise VcrbenchError(
+                    f"config: {section} entry {entry['name']!r} (method reva, reva.targeted auto) "
+                    "would target the corruptions REVa part 1 calls non-robust, but "
+                    "reva.weak.draw is random-unselected: part 1 then evaluates a random "
+                    "baseline, not the weak-robust set; set reva.weak.draw: weakest or list the "
+                    "corruptions in the entry's reva.targeted")
 
 
 def check_pool_index(pool, evaluation, *, disjoint: bool) -> None:

@@ -224,3 +224,13 @@ def test_validated_models_must_include_the_base_a_targeted_auto_entry_reads(comp
     assert reva_plan(validate_config(compared)).validated == ["efficientnet-lite0"]
     compared["reva"]["models"] = ["nosuch:model"]
     refused(compared, "reva.models")
+
+
+def test_a_random_baseline_refuses_a_reva_entry_that_targets_part_1s_groups(config):
+    assert validate_config(config)["reva"]["weak"]["draw"] == "weakest"
+    config["reva"]["weak"] = {**config["reva"].get("weak", {}), "draw": "random-unselected"}
+    refused(config, "finetune entry 'reva'", "reva.targeted auto",
+            "reva.weak.draw is random-unselected", "set reva.weak.draw: weakest")
+    reva_entry = next(e for e in config["finetune"] if e["name"] == "reva")
+    reva_entry["reva"] = {**reva_entry["reva"], "targeted": ["gaussian_noise"]}
+    assert validate_config(config)["reva"]["weak"]["draw"] == "random-unselected"
