@@ -66,25 +66,31 @@ def _clean_correct(outcomes):
     return outcomes.filter(pc.fill_null(pc.equal(outcomes["clean_correct"], True), False))
 
 
+def clean_correct_curves(folder: Path, model: str, corruption: str, config: dict,
+                         classes: int) -> tuple:
+    """(metrics, replicates) of a set's curves on its clean-correct images: fitted again on
+    those images' samples where the set has clean-wrong ones, else the run's (the ranking
+    model's weak set or baseline has none)."""
+    slug = model_slug(model)
+    outcomes = read_table(folder / "outcomes" / slug / f"{corruption}.parquet")
+    correct = _clean_correct(outcomes)
+    if correct.num_rows == outcomes.num_rows:  # nothing to leave out: the run's curves
+        return (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
+                read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
+    _, replicates, metrics = fit_curves_configured(
+        correct, model=model, corruption=corruption, binning=config["binning"],
+        bootstrap=config["bootstrap"], seed=config["seed"], label_classes=classes)
+    return metrics, replicates
+
+
 def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
                        classes: int) -> list[dict]:
-    """Both sets on their clean-correct images: each set's curves fitted again on those images'
-    samples where it has clean-wrong ones (the ranking model's weak set has none: its run
-    curves are used as they are), then the weak-vs-all rows (reading 3 of the module docstring)."""
-    slug = model_slug(model)
-
-    def fitted(folder: Path) -> tuple:
-        outcomes = read_table(folder / "outcomes" / slug / f"{corruption}.parquet")
-        correct = _clean_correct(outcomes)
-        if correct.num_rows == outcomes.num_rows:  # nothing to leave out: the run's curves
-            return (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
-                    read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
-        _, replicates, metrics = fit_curves_configured(
-            correct, model=model, corruption=corruption, binning=config["binning"],
-            bootstrap=config["bootstrap"], seed=config["seed"], label_classes=classes)
-        return metrics, replicates
-
-    return weak_vs_all_rows(model, corruption, fitted(run / "reva" / "weak"), fitted(run))
+    """Both sets on their clean-correct images, then the weak-vs-all rows (reading 3 of the
+    module docstring)."""
+    return weak_vs_all_rows(
+        model, corruption, clean_correct_curves(run / "reva" / "weak", model, corruption,
+                                                config, classes),
+        clean_correct_curves(run, model, corruption, config, classes))
 
 
 def merged(base: dict, overlay: dict) -> dict:
@@ -101,17 +107,14 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def baseline_rows(run: Path, baseline: Path, model: str, corruption: str) -> list[dict]:
+def baseline_rows(run: Path, baseline: Path, model: str, corruption: str, config: dict,
+                  classes: int) -> list[dict]:
     """The weak set (``run``) against the random baseline (``baseline``'s ``reva/weak``), each
-    with its run's curves: both sets are clean-correct, so no refit is needed."""
-    slug = model_slug(model)
-
-    def curves(folder: Path) -> tuple:
-        return (read_table(folder / "metrics" / slug / f"{corruption}.parquet"),
-                read_table(folder / "curves" / slug / f"{corruption}-replicates.parquet"))
-
-    return weak_vs_all_rows(model, corruption, curves(run / "reva" / "weak"),
-                            curves(baseline / "reva" / "weak"))
+    on its clean-correct images (all of them for the ranking model)."""
+    return weak_vs_all_rows(
+        model, corruption,
+        *(clean_correct_curves(folder / "reva" / "weak", model, corruption, config, classes)
+          for folder in (run, baseline)))
 
 
 def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
@@ -130,23 +133,30 @@ def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
     if len(same) != len(models):
         raise SystemExit(f"{run} and {baseline} trained different models "
                          f"({len(same)} of {len(models)} model files are the same bytes)")
+    rankings = [read_table(folder / "reva" / "ranking.parquet").drop_columns("selected")
+                for folder in (run, baseline)]
+    if not rankings[0].equals(rankings[1]):
+        raise SystemExit(f"{run} and {baseline} ranked the pool differently "
+                         "(reva/ranking.parquet): the baseline is not drawn from what this weak "
+                         "set leaves out; run both from the same config and code")
     weak_ids = set(read_table(run / "reva" / "weak" / "index.parquet")
                    .column("image_id").to_pylist())
     drawn = read_table(baseline / "reva" / "weak" / "index.parquet")
-    shared = weak_ids & set(drawn.column("image_id").to_pylist())
-    draws = (f"paired draws: the sets share {len(shared)} images" if shared
-             else "independent draws of the two disjoint sets")
+    if weak_ids & set(drawn.column("image_id").to_pylist()):
+        raise SystemExit(f"the baseline {baseline} shares images with the weak set of {run}")
+    draws = "independent draws of the two disjoint sets"
     lines = ["", f"## The weak set against the random baseline `{baseline}`", "",
              f"{drawn.num_rows} clean-correct pool images the analyser did not select, drawn at "
              f"random (reva.weak.draw), against the {len(weak_ids)} of the weak set; the same "
-             f"model ({', '.join(same) or 'no trained model'}: identical files). Weak − "
-             f"baseline, 95 % intervals (image bootstrap, {draws}).", "",
+             f"model ({', '.join(same) or 'no trained model'}: identical files) and ranking. "
+             f"Weak − baseline on each set's images that {model} classifies correctly (all of "
+             f"them for the ranking model), 95 % intervals (image bootstrap, {draws}).", "",
              "| corruption | non-robust | R_a | R_p |", "|---|---|---|---|"]
     shown = {"R_a": [], "R_p": []}
     lower = {"R_a": 0, "R_p": 0}
     for c in corruptions:
-        rows = {r["metric"]: r for r in baseline_rows(run, baseline, model, c)
-                if r["classes"] == classes}
+        rows = {r["metric"]: r for r in baseline_rows(run, baseline, model, c, baseline_config,
+                                                      classes) if r["classes"] == classes}
         cells = {"R_a": rows.get("accuracy"), "R_p": rows.get("consistency")}
         lines.append(f"| {c} | {'yes' if c in non_robust else ''} | "
                      + " | ".join(_text(r) for r in cells.values()) + " |")

@@ -358,6 +358,7 @@ use rule figure_base as figure_reva_scores with:
         f"{RESULTS}/logs/figures/reva-scores.log",
     params:
         script="figure_reva_scores",
+        set_name=REVA_SET_NAME,
         score=REVA["analyser"]["score"],
 
 
@@ -370,6 +371,7 @@ use rule figure_base as figure_reva_weak_vs_all with:
         f"{RESULTS}/logs/figures/reva-weak-vs-all.log",
     params:
         script="figure_reva_weak_vs_all",
+        set_name=REVA_SET_NAME,
         models=list(REVA_MODELS.values()),
 
 
@@ -383,6 +385,7 @@ use rule figure_base as figure_reva_relative_errors with:
         f"{RESULTS}/logs/figures/reva-relative-errors.log",
     params:
         script="figure_reva_relative_errors",
+        set_name=REVA_SET_NAME,
         models=list(REVA_MODELS.values()),
 
 

@@ -10,4 +10,5 @@ from vcrbench.figures.reva import plot_relative_errors  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "figure_reva_relative_errors"):
     plot_relative_errors(read_table(snakemake.input.relative), read_table(snakemake.input.groups),
-                         models=snakemake.params.models, paths=snakemake.output.figures)
+                         models=snakemake.params.models, paths=snakemake.output.figures,
+                         set_name=snakemake.params.set_name)

@@ -19,5 +19,5 @@ with job(snakemake.log[0], snakemake.threads, "figure_reva_scores"):
     plot_resilience_scores(
         read_table(snakemake.input.resilience), read_table(snakemake.input.ranking),
         score_label=SCORE_LABELS[snakemake.params.score], category_names=list(CATEGORIES16),
-        paths=snakemake.output.figures,
+        paths=snakemake.output.figures, set_name=snakemake.params.set_name,
     )

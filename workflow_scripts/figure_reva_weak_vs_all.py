@@ -11,4 +11,4 @@ from vcrbench.figures.reva import plot_weak_vs_all  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "figure_reva_weak_vs_all"):
     plot_weak_vs_all(read_table(snakemake.input.table), models=snakemake.params.models,
-                     paths=snakemake.output.figures)
+                     paths=snakemake.output.figures, set_name=snakemake.params.set_name)

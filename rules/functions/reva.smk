@@ -3,8 +3,11 @@
 from vcrbench.evaluation.samples import IMAGENET_C_LEVELS  # noqa: E402
 from vcrbench.reva.categories import category_of  # noqa: E402
 from vcrbench.reva.config import SETS, TRAINED_POOL, reva_plan  # noqa: E402
+from vcrbench.reva.selection import SET_NAMES  # noqa: E402
 
 REVA = config["reva"]
+#: What the figures call the set part 1 selects: the weak-robust set or a random baseline.
+REVA_SET_NAME = SET_NAMES[REVA["weak"]["draw"]]
 REVA_DIR = f"{RESULTS}/reva"
 # Set sizes, attacks and the pool's origin, resolved before any job (vcrbench.reva.config).
 REVA_PLAN = reva_plan(config) if REVA["enabled"] else None

@@ -33,9 +33,15 @@ def test_the_overlay_merges_nested_keys_and_replaces_the_rest():
 
 
 def _set(folder: Path, ids: list[str], levels: dict[str, np.ndarray]) -> None:
-    """One set's folder: its index and one corruption's (fog) metrics and replicate curves,
-    s_b(v) = level_b · (1 − v / 2), whose area is 0.75 · level_b."""
+    """One run's folder: the pool's ranking, the set's index, its outcomes (all clean-correct, so
+    the run's curves are read as they are) and one corruption's (fog) metrics and replicate
+    curves, s_b(v) = level_b · (1 − v / 2), whose area is 0.75 · level_b."""
     write_table(pa.table({"image_id": ids}), folder / "reva" / "weak" / "index.parquet")
+    write_table(pa.table({"image_id": ["w1", "b1"], "rank": [1, 2],
+                          "selected": [folder.name == "a", folder.name == "b"]}),
+                folder / "reva" / "ranking.parquet")
+    write_table(pa.table({"image_id": ids, "clean_correct": [True] * len(ids)}),
+                folder / "reva" / "weak" / "outcomes" / "m" / "fog.parquet")
     metrics, replicates = [], []
     for metric, values in levels.items():
         metrics.append({"metric": metric, "classes": 10, "R": 0.75 * float(values.mean()),
@@ -62,11 +68,12 @@ def test_weak_against_the_baseline_by_hand(tmp_path, monkeypatch):
     for folder in (run, other):
         (folder / "models" / "fastnet").mkdir(parents=True)
         (folder / "models" / "fastnet" / "model.pt").write_bytes(b"weights")
-    config = {"run": "b", "reva": {"weak": {"draw": "random-unselected"}}}
+    config = {"run": "b", "reva": {"weak": {"draw": "random-unselected"}}, "seed": 0,
+              "binning": {}, "bootstrap": {}}
     lines = bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
     text = "\n".join(lines)
     assert "independent draws of the two disjoint sets" in text
-    assert "the same model (fastnet: identical files)" in text
+    assert "the same model (fastnet: identical files) and ranking" in text
     difference = 0.75 * (weak["accuracy"] - base["accuracy"])
     lo, hi = np.percentile(difference, [2.5, 97.5])
     assert hi < 0  # the weak set's R_a is lower in every replicate here
@@ -75,6 +82,15 @@ def test_weak_against_the_baseline_by_hand(tmp_path, monkeypatch):
                           "**lower** |")
     assert "R_a 1, R_p" in text and "- R_a: 1 (fog)" in text
 
+    # a baseline that shares images with the weak set, or ranked the pool otherwise: refused
+    write_table(pa.table({"image_id": ["w1", "b2", "b3"]}),
+                other / "reva" / "weak" / "index.parquet")
+    with pytest.raises(SystemExit, match="shares images with the weak set"):
+        bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
+    write_table(pa.table({"image_id": ["w1", "b1"], "rank": [2, 1], "selected": [False, True]}),
+                other / "reva" / "ranking.parquet")
+    with pytest.raises(SystemExit, match="ranked the pool differently"):
+        bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
     # another model's weights in the baseline run, or a weakest-first "baseline": refused
     (other / "models" / "fastnet" / "model.pt").write_bytes(b"other weights")
     with pytest.raises(SystemExit, match="trained different models"):

@@ -33,6 +33,10 @@ MEASURE_TITLES = {
     "continuous": r"continuous: $(1 - R_a^{weak})\,/\,Err$",
 }
 
+#: What the figures call the set REVa part 1 selects (``set_name``: the rules pass a random
+#: baseline's name where ``reva.weak.draw`` makes one; vcrbench.reva.selection.SET_NAMES).
+WEAK_SET = "weak-robust set"
+
 
 def _empty(paths: Sequence[str | Path], title: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5, 2))
@@ -44,10 +48,12 @@ def _empty(paths: Sequence[str | Path], title: str) -> plt.Figure:
 
 def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_label: str,
                            category_names: Sequence[str] | None = None,
-                           paths: Sequence[str | Path]) -> plt.Figure:
+                           paths: Sequence[str | Path],
+                           set_name: str = WEAK_SET) -> plt.Figure:
     """Scores of the pool images per group (the 16 categories when every image has one, else the
-    whole pool), one dot per image: weak-robust set (red), other clean-correct images (grey),
-    clean-misclassified images, which are not weak robust samples (open circles)."""
+    whole pool), one dot per image: the selected set (red; ``set_name``, the weak-robust set or a
+    random baseline), other clean-correct images (grey), clean-misclassified images, which are
+    not weak robust samples (open circles)."""
     rows = resilience.to_pylist()
     if not rows:
         return _empty(paths, "robustness scores")
@@ -58,7 +64,7 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
     names = sorted(set(groups))
     fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(names) + 2.5), 4.0))
     rng = np.random.default_rng(0)
-    kinds = (("weak-robust set", lambda r: r["image_id"] in selected, dict(color=NON_ROBUST)),
+    kinds = ((set_name, lambda r: r["image_id"] in selected, dict(color=NON_ROBUST)),
              ("other clean-correct images",
               lambda r: r["clean_correct"] and r["image_id"] not in selected, dict(color="0.55")),
              ("clean-misclassified (not weak robust)", lambda r: not r["clean_correct"],
@@ -74,7 +80,7 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
     ax.set_xlim(-0.6, len(names) - 0.4)
     ax.set_ylabel(score_label, fontsize=9)
     ax.set_title(f"Robustness scores of the {len(rows)} pool images "
-                 f"({len(selected)} weak-robust); higher = less robust", fontsize=9)
+                 f"({len(selected)} in the {set_name}); higher = less robust", fontsize=9)
     fig.tight_layout()  # the rotated names inside the figure, so the legend goes under them
     legend_below(fig, *unique_handles([ax]), ncol=3)
     save_figure(fig, paths)
@@ -82,9 +88,10 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
 
 
 def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
-                     paths: Sequence[str | Path]) -> plt.Figure:
-    """R per corruption on the weak-robust set (filled) and on all images (open), with 95 %
-    intervals, one row of panels per property; a null R is a grey cross at the axis."""
+                     paths: Sequence[str | Path], set_name: str = WEAK_SET) -> plt.Figure:
+    """R per corruption on the weak-robust set (``set_name``: or a random baseline; filled) and
+    on all images (open), with 95 % intervals, one row of panels per property; a null R is a
+    grey cross at the axis."""
     rows = r_weak_vs_all.to_pylist()
     if not rows:
         return _empty(paths, "R on the weak set against all images")
@@ -108,7 +115,7 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
                     continue
                 r = match[0]
                 x = i - 0.4 + width * (j + 0.5)
-                for dx, key, filled, label in ((-0.12, "R_weak", True, "weak-robust set"),
+                for dx, key, filled, label in ((-0.12, "R_weak", True, set_name),
                                                (0.12, "R_all", False, "all evaluation images")):
                     value, lo, hi = r[key], r[f"{key}_lo"], r[f"{key}_hi"]
                     if value is None:
@@ -126,7 +133,7 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
         ax.set_title(f"{metric} curve ({area}), {classes} classes", fontsize=9)
         ax.set_ylabel(f"{area} (area over Δv)", fontsize=9)
         ax.grid(axis="y", lw=0.3)
-    fig.suptitle("R on the weak-robust set against all evaluation images (95 % image-bootstrap "
+    fig.suptitle(f"R on the {set_name} against all evaluation images (95 % image-bootstrap "
                  "intervals)", fontsize=10)
     fig.tight_layout()  # the rotated names inside the figure, so the legend goes under them
     legend_below(fig, *unique_handles(axes), ncol=2)
@@ -135,7 +142,7 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
 
 
 def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models: Sequence[str],
-                         paths: Sequence[str | Path]) -> plt.Figure:
+                         paths: Sequence[str | Path], set_name: str = WEAK_SET) -> plt.Figure:
     """Relative errors per perturbation (grouped by category, attacks last) with 95 % intervals,
     one panel per measure and model; non-robust perturbations of the chosen rule filled red,
     robust ones hatched; a dashed line at 1 (the clean error)."""
@@ -169,7 +176,7 @@ def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models:
                            rotation=40, ha="right", fontsize=7)
         ax.set_ylabel("error / clean error", fontsize=8)
         ax.set_title(f"{model_label(model)}: {MEASURE_TITLES.get(measure, measure)}", fontsize=9)
-    fig.suptitle("Relative errors on the weak-robust set (95 % image-bootstrap intervals)",
+    fig.suptitle(f"Relative errors on the {set_name} (95 % image-bootstrap intervals)",
                  fontsize=10)
     fig.tight_layout()
     legend_below(fig, *unique_handles(axes[:, 0]), ncol=3)

@@ -23,6 +23,7 @@ from vcrbench.reva.relative_errors import (
     relative_row,
     set_errors,
 )
+from vcrbench.reva.selection import SET_NAMES
 from vcrbench.reva.weak_vs_all import weak_vs_all_table
 
 #: The tables of :func:`reva_tables`, by name (``reva/<name>.parquet``, every model's rows).
@@ -141,11 +142,18 @@ def report_text(model: str, tables: Mapping[str, pa.Table], *, description: str,
     """The Markdown section of one model: R_a and R_p weak vs all, the errors, the relative
     errors with both rules' groups, and one sentence per category and measure."""
     lines = [f"## REVa: {model}", ""]
+    if draw != "weakest":
+        lines += ["> **A random baseline, not REVa's weak-robust set** (`reva.weak.draw: "
+                  f"{draw}`): below, the \"weak\" set is clean-correct pool images the analyser "
+                  "did not select. Its errors and groups are computed as part 1's would be, but "
+                  "they are not part 1's result; compare this run with a weakest-first run of the "
+                  "same model (docs/reva.md, \"Part 1's positive control\").", ""]
     if description:
         lines += [description, ""]
+    set_name = SET_NAMES[draw]
     lines += _weak_vs_all(tables["r-weak-vs-all"].to_pylist(), tables["groups"].to_pylist(),
-                          tables["errors"].to_pylist(), baseline=draw != "weakest")
-    lines += _errors(tables["errors"].to_pylist())
+                          tables["errors"].to_pylist(), set_name=set_name)
+    lines += _errors(tables["errors"].to_pylist(), set_name)
     lines += _relative(tables["relative-errors"].to_pylist(), tables["groups"].to_pylist(),
                        groups)
     lines += [f"Intervals: 95 % percentile intervals over {n_boot} bootstrap replicates that "
@@ -187,7 +195,7 @@ def _clean_accuracies(error_rows: list[dict]) -> str:
 
 
 def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict], *,
-                 baseline: bool = False) -> list[str]:
+                 set_name: str = SET_NAMES["weakest"]) -> list[str]:
     classes = own_classes(rows)
     rows = [r for r in rows if r["classes"] == classes]
     non_robust, measure = non_robust_corruptions(group_rows)
@@ -196,7 +204,7 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict
         part = [r for r in rows if r["metric"] == metric]
         if not part:
             continue
-        lines += [f"### {area} on the weak-robust set and on all evaluation images: {metric} "
+        lines += [f"### {area} on the {set_name} and on all evaluation images: {metric} "
                   "curve", "", f"The {metric} curve compares {compared}. "
                   + _clean_accuracies(error_rows), ""]
         lines += markdown_table(
@@ -211,15 +219,13 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict
         )
         lower = [r["corruption"] for r in part if r["lower_on_weak"]]
         tested = [r for r in part if r["lower_on_weak"] is not None]
-        lines += ["", f"{area} is lower on the weak-robust set, with the whole 95 % interval of "
+        lines += ["", f"{area} is lower on the {set_name}, with the whole 95 % interval of "
                       "the replicate-wise difference below 0 (paired where the sets share "
                       f"images), for {len(lower)} of the {len(tested)} corruptions with an "
                       "interval" + (f" ({', '.join(lower)})." if lower else ".")]
-        if baseline:
-            lines += ["This \"weak set\" is the random baseline of unselected pool images "
-                      "(reva.weak.draw), not the analyser's selection: part 1's positive control "
-                      "expects nothing of it here; compare a weakest-first run of the same model "
-                      "with it (docs/reva.md, \"Part 1's positive control\")."]
+        if set_name != SET_NAMES["weakest"]:
+            lines += ["Part 1's positive control expects nothing of a random baseline: it is "
+                      "what a weakest-first run of the same model is compared with."]
         elif non_robust:
             on = {r["corruption"]: r for r in part if r["corruption"] in non_robust}
             shown = [c for c in non_robust if c in on and on[c]["lower_on_weak"]]
@@ -238,7 +244,7 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict
     return lines
 
 
-def _errors(rows: list[dict]) -> list[str]:
+def _errors(rows: list[dict], set_name: str) -> list[str]:
     by = {(r["set"], r["kind"], r["perturbation"]): r for r in rows}
     keys = list(dict.fromkeys((r["kind"], r["perturbation"]) for r in rows))
     lines = ["### Errors (top-1; corruptions: uCE, Eq. 7, the mean error over severities 1–5; "
@@ -255,7 +261,8 @@ def _errors(rows: list[dict]) -> list[str]:
                         for r in found),
                       _number(weak["dv_median"]) if weak and weak["dv_median"] is not None
                       else "–", _cell(notes)])
-    lines += markdown_table(["perturbation", "kind", "category", "weak set", "evaluation set",
+    column = "weak set" if set_name == SET_NAMES["weakest"] else "baseline set"
+    lines += markdown_table(["perturbation", "kind", "category", column, "evaluation set",
                              "Δv median (weak)", "note"], table)
     return [*lines, ""]
 

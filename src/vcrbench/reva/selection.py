@@ -14,9 +14,10 @@ then rank K + 2, ...), so no group has more than one image above K.
 ``reva.weak.draw: random-unselected`` takes, instead, a baseline for part 1's positive control
 (docs/reva.md): as many clean-correct images of every group as the weakest-first rule takes,
 drawn at random from the eligible images that rule leaves out (each image's key is a hash of the
-seed and its ``image_id``, so the draw does not depend on the pool's order; the smallest keys of
-each group, the remainder by key). It holds seen images that the analyser did not select, which
-separates the selection's effect from seen versus unseen images.
+seed and its ``image_id``, so the draw does not depend on the pool's order; in every group the
+smallest keys, as many as the weak set holds there, its remainder included). It holds seen
+images that the analyser did not select, which separates the selection's effect from seen versus
+unseen images.
 
 Schemas:
 
@@ -44,8 +45,10 @@ from vcrbench.errors import VcrbenchError
 #: Values of ``reva.weak.group_by``; ``auto`` tries the other three in this order.
 GROUP_BY = ("auto", "class", "category16", "pool")
 RULES = GROUP_BY[1:]
-#: Values of ``reva.weak.draw``: the paper's weakest first, or the control's random baseline.
-DRAWS = ("weakest", "random-unselected")
+#: Values of ``reva.weak.draw`` (the paper's weakest first, or the control's random baseline)
+#: and what the reports and figures call the set each draws.
+SET_NAMES = {"weakest": "weak-robust set", "random-unselected": "random baseline set"}
+DRAWS = tuple(SET_NAMES)
 
 SCHEMA = pa.schema([
     ("image_id", pa.string()), ("group", pa.string()), ("group_by", pa.string()),
@@ -159,20 +162,20 @@ def select_weak(resilience: pa.Table, pool_index: pa.Table, *, size: int,
     groups, k, n_groups = plan
 
     # rank within each group: eligible images by score descending, ties by image_id
-    weakest = _take(correct, groups, k, size, lambda i: (-scores[i], ids[i]))
-    if isinstance(weakest, str):  # _plan has checked every group: a bug if it happens
-        raise AssertionError(weakest)
-    rank, selected = weakest
+    rank: list[int | None] = [None] * len(ids)
+    seen: dict[str, int] = {}
+    for i in sorted(np.flatnonzero(correct), key=lambda i: (groups[i], -scores[i], ids[i])):
+        seen[groups[i]] = seen.get(groups[i], 0) + 1
+        rank[i] = seen[groups[i]]
+    selected = np.array([r is not None and r <= k for r in rank], bool)
+    extra = size - int(selected.sum())
+    if extra > 0:  # size is not a multiple of the groups: the next ranks, weakest first
+        rest = sorted((i for i in range(len(ids)) if correct[i] and not selected[i]),
+                      key=lambda i: (rank[i], -scores[i], ids[i]))
+        selected[rest[:extra]] = True
     if draw == "random-unselected":
-        rest = correct & ~selected
-        taken = _take(rest, groups, k, size, lambda i: (_random_key(seed, ids[i]), ids[i]))
-        if isinstance(taken, str):
-            raise VcrbenchError(
-                f"reva.weak.draw is random-unselected, but {taken}: the baseline needs as many "
-                "clean-correct images outside the weak set as the weak set has; lower "
-                "reva.weak.size or give a larger pool"
-            )
-        selected = taken[1]
+        selected = _draw_baseline(correct & ~selected, groups, selected,
+                                  lambda i: (_random_key(seed, ids[i]), ids[i]))
 
     order = sorted(range(len(ids)), key=lambda i: (groups[i], rank[i] is None,
                                                    rank[i] or 0, ids[i]))
@@ -188,8 +191,7 @@ def select_weak(resilience: pa.Table, pool_index: pa.Table, *, size: int,
     chosen = {ids[i] for i in np.flatnonzero(selected)}
     weak = pool_index.filter(pa.array([i in chosen for i in pool_ids], pa.bool_()))
     weak = weak.sort_by("image_id")
-    text = _description(rule, size, k, n_groups, eligible, size - k * n_groups, reasons,
-                        group_by)
+    text = _description(rule, size, k, n_groups, eligible, extra, reasons, group_by)
     if draw == "random-unselected":
         text = (f"Random baseline (reva.weak.draw random-unselected, seed {seed}), not the "
                 f"weak-robust set: {size} of the {eligible - size} eligible pool images that the "
@@ -205,29 +207,26 @@ def _random_key(seed: int, image_id: str) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def _take(candidates: np.ndarray, groups: list[str], k: int, size: int, key
-          ) -> tuple[list[int | None], np.ndarray] | str:
-    """Rank the candidates within each group by ``key(i)`` (ascending) and take the first ``k`` of
-    every group, then the remainder up to ``size`` by (rank, key): ``(rank of every image, None
-    for non-candidates; selected mask)``, or why the candidates do not allow it."""
-    rank: list[int | None] = [None] * len(groups)
-    seen: dict[str, int] = {}
-    for i in sorted(np.flatnonzero(candidates), key=lambda i: (groups[i], key(i))):
-        seen[groups[i]] = seen.get(groups[i], 0) + 1
-        rank[i] = seen[groups[i]]
-    short = sorted(g for g in dict.fromkeys(groups) if seen.get(g, 0) < k)
+def _draw_baseline(candidates: np.ndarray, groups: list[str], weak: np.ndarray, key
+                   ) -> np.ndarray:
+    """The random baseline's mask: in every group, as many candidates as the weak set ``weak``
+    holds there, those first by ``key(i)``."""
+    quota: dict[str, int] = {}
+    for i in np.flatnonzero(weak):
+        quota[groups[i]] = quota.get(groups[i], 0) + 1
+    selected = np.zeros(len(groups), bool)
+    short = []
+    for g, n in sorted(quota.items()):
+        drawn = sorted((i for i in np.flatnonzero(candidates) if groups[i] == g), key=key)
+        if len(drawn) < n:
+            short.append(f"{g}: {len(drawn)} for {n}")
+        selected[drawn[:n]] = True
     if short:
-        return (f"{len(short)} groups have fewer than {k} (the first: {short[0]}, "
-                f"{seen.get(short[0], 0)})")
-    if int(candidates.sum()) < size:
-        return f"there are {int(candidates.sum())} such images, fewer than {size}"
-    selected = np.array([r is not None and r <= k for r in rank], bool)
-    extra = size - int(selected.sum())
-    if extra > 0:  # size is not a multiple of the groups: the next ranks, by key
-        rest = sorted((i for i in range(len(groups)) if candidates[i] and not selected[i]),
-                      key=lambda i: (rank[i], key(i)))
-        selected[rest[:extra]] = True
-    return rank, selected
+        raise VcrbenchError(
+            f"reva.weak.draw is random-unselected, but {len(short)} of the {len(quota)} groups "
+            f"have fewer clean-correct images outside the weak set than it holds there "
+            f"({'; '.join(short[:3])}); lower reva.weak.size or give a larger pool")
+    return selected
 
 
 def _description(rule: str, size: int, k: int, n_groups: int, eligible: int, extra: int,

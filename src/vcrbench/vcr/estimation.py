@@ -56,8 +56,8 @@ def fit_curves(
     label_classes: int = IMAGENET_CLASSES,
 ) -> tuple[pa.Table, pa.Table, pa.Table]:
     """Fit every property's curve: (curves, replicates, metrics) tables (module docstring);
-    ``label_classes`` as in :func:`rates_table` (the chance anchor of its properties is
-    ``1 / label_classes``)."""
+    ``label_classes`` as in :func:`vcrbench.vcr.rates.rates_table` (the chance anchor of its
+    properties is ``1 / label_classes``)."""
     if right_anchor not in RIGHT_ANCHORS:
         raise VcrbenchError(f"binning.right_anchor must be one of {RIGHT_ANCHORS}, got "
                             f"{right_anchor!r}")

@@ -38,13 +38,19 @@ def test_resilience_scores_by_category_and_over_the_pool(tmp_path):
     assert paths[1].stat().st_size > 0
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["cat0", "cat1", "cat2"]
-    assert "3 weak-robust" in ax.get_title()
+    assert "(3 in the weak-robust set)" in ax.get_title()
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["weak-robust set", "other clean-correct images",
                       "clean-misclassified (not weak robust)"]
     fig = plot_resilience_scores(*_resilience([-1] * 8), score_label="rho",
                                  category_names=None, paths=[tmp_path / "p.png"])
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["pool"]
+    # a random baseline (reva.weak.draw) is named as such
+    fig = plot_resilience_scores(*_resilience([-1] * 8), score_label="rho",
+                                 category_names=None, paths=[tmp_path / "b.png"],
+                                 set_name="random baseline set")
+    assert "(3 in the random baseline set)" in fig.axes[0].get_title()
+    assert fig.legends[0].get_texts()[0].get_text() == "random baseline set"
 
 
 def _weak_vs_all(r_weak=0.4):
@@ -67,6 +73,11 @@ def test_weak_vs_all_draws_both_sets_and_marks_a_null(tmp_path):
     assert "efficientnet-lite0, all evaluation images" in labels
     assert "R not reported" in labels
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gaussian_noise", "frost"]
+    fig = plot_weak_vs_all(_weak_vs_all(), models=MODELS, paths=[tmp_path / "b.png"],
+                           set_name="random baseline set")
+    assert "efficientnet-lite0, random baseline set" in [
+        t.get_text() for t in fig.legends[0].get_texts()]
+    assert fig._suptitle.get_text().startswith("R on the random baseline set against")
 
 
 def test_weak_vs_all_has_a_row_per_curve(tmp_path):

@@ -305,8 +305,11 @@ def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
     baseline_tables, baseline = reva_tables(**dict(inputs, curves=curves),
                                             draw="random-unselected")
     assert baseline_tables["r-weak-vs-all"].equals(tables["r-weak-vs-all"])
-    assert "lower on the weak set for the" not in baseline
-    assert baseline.count("is the random baseline of unselected pool images") == 2
+    assert "lower on the weak set for the" not in baseline and "weak-robust set and" not in baseline
+    assert baseline.startswith("## REVa: m\n\n> **A random baseline, not REVa's weak-robust set**")
+    assert "### R_p on the random baseline set and on all evaluation images" in baseline
+    assert baseline.count("Part 1's positive control expects nothing of a random baseline") == 2
+    assert "| perturbation | kind | category | baseline set | evaluation set |" in baseline
 
 def test_non_robust_corruptions_fall_back_to_the_continuous_measure():
     from vcrbench.reva.report import non_robust_corruptions

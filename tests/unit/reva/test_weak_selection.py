@@ -211,24 +211,21 @@ def test_cifar10s_ten_classes_without_wnids_give_equal_samples_per_class():
 
 
 def _baseline_reference(rows, size, group_of, seed):
-    """The random baseline, written out: the weakest-first selection removed, then per group the
-    remaining eligible images by their SHA-256 key of ``reva-baseline:<seed>:<id>``; the K first
-    of each, the remainder by (rank, key)."""
+    """The random baseline, written out: the weakest-first selection removed, then in every group
+    as many of the remaining eligible images as the weak set holds there, by their SHA-256 key
+    of ``reva-baseline:<seed>:<id>``."""
     import hashlib
 
     def key(r):
         return hashlib.sha256(f"reva-baseline:{seed}:{r[0]}".encode()).hexdigest()[:16]
 
     weak = set(_reference(rows, size, group_of))
-    groups = sorted({group_of(r) for r in rows})
-    k = size // len(groups)
-    chosen, rest = [], []
-    for g in groups:
+    chosen = []
+    for g in sorted({group_of(r) for r in rows}):
+        quota = sum(1 for r in rows if group_of(r) == g and r[0] in weak)
         drawn = sorted((r for r in rows if group_of(r) == g and r[4] and r[0] not in weak),
                        key=lambda r: (key(r), r[0]))
-        chosen += [r[0] for r in drawn[:k]]
-        rest += [(rank, key(r), r[0]) for rank, r in enumerate(drawn[k:], start=k + 1)]
-    chosen += [entry[2] for entry in sorted(rest)[: size - len(chosen)]]
+        chosen += [r[0] for r in drawn[:quota]]
     return sorted(chosen)
 
 
@@ -244,6 +241,11 @@ def test_the_random_baseline_draws_unselected_clean_correct_images_per_group(see
         drawn = _selected(ranking)
         assert drawn == _baseline_reference(rows, size, group_of, seed), group_by
         assert not set(drawn) & set(_selected(weakest))  # none of the weak set
+        per_group = {}  # as many of each group as the weak set, its remainder included
+        for r in rows:
+            if r[0] in drawn or r[0] in _selected(weakest):
+                per_group.setdefault(group_of(r), [0, 0])[r[0] in drawn] += 1
+        assert all(weak == baseline for weak, baseline in per_group.values()), per_group
         assert all(r[4] for r in rows if r[0] in drawn)  # clean-correct only
         assert index.column("image_id").to_pylist() == drawn
         # the ranks stay the weakest-first ranks; only the drawn images differ
@@ -262,7 +264,8 @@ def test_the_random_baseline_needs_as_many_unselected_images_as_the_weak_set_has
     rows = [("a", 1, -1, 0.5, True), ("b", 1, -1, 0.4, True), ("c", 1, -1, 0.3, True),
             ("d", 2, -1, 0.5, True), ("e", 2, -1, 0.4, True), ("f", 2, -1, 0.3, True),
             ("g", 2, -1, 0.2, True), ("h", 2, -1, 0.1, True)]
-    with pytest.raises(VcrbenchError, match=r"reva.weak.draw is random-unselected.*n00000001, 1"):
+    with pytest.raises(VcrbenchError, match=r"reva.weak.draw is random-unselected, but 1 of "
+                                            r"the 2 groups .*\(n00000001: 1 for 2\)"):
         select_weak(*_tables(rows), size=4, group_by="class", draw="random-unselected")
     with pytest.raises(VcrbenchError, match="reva.weak.draw must be one of"):
         select_weak(*_tables(rows), size=4, group_by="class", draw="random")
