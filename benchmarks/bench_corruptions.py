@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     names = args.only or list(CORRUPTIONS)
 
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    from bench_output import machine_line
+
+    print(machine_line(args.device))
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch}, "
           f"224 x 224, device {device}, {os.cpu_count()} CPUs, load average {load}; best of "
           f"{args.repeats} runs\n")

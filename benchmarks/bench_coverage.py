@@ -98,6 +98,9 @@ def main() -> None:
             if args.save:
                 Path(args.save).mkdir(parents=True, exist_ok=True)
                 np.savez(Path(args.save) / f"{corruption}-{mode}.npz", dv=dv, **params)
+    from bench_output import machine_line
+
+    print(machine_line())
     print(
         f"N = {args.n} per corruption and mode, {args.spacing} spacing, {BINS} bins, "
         f"L = {MIN_COUNT}, "

@@ -97,6 +97,9 @@ def main() -> None:
     ap.add_argument("--coverage", action="store_true", help="also measure interval coverage")
     ap.add_argument("--datasets", type=int, default=100)
     a = ap.parse_args()
+    from bench_output import machine_line
+
+    print(machine_line())
     timings(a.n, a.bins, a.min_count, a.n_boot)
     if a.coverage:
         print(f"coverage of the 95 % interval of R ({a.datasets} data sets, B = {a.n_boot}):")

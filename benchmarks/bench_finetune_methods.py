@@ -68,6 +68,9 @@ def main() -> None:
                     adversarial=adversarial if method.startswith("reva") else None)
         seconds = time.perf_counter() - start
         rows.append(f"| epoch, {method} | {seconds:.1f} | {seconds / len(images):.3f} |")
+    from bench_output import machine_line
+
+    print(machine_line())
     print(f"{len(images)} images, {args.threads} thread(s), Lite0 last:4, batch 16\n")
     print("| step | seconds | seconds per image |\n|---|---|---|")
     print("\n".join(rows))

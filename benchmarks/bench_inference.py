@@ -228,8 +228,11 @@ def main() -> None:
         thread_counts = thread_counts[:1]
     else:
         where = "CPU"
+    from bench_output import machine_line
+
     print(f"# {where}, torch {torch.__version__}, batch {args.batch_size}, {args.images} "
           f"images, median of {args.rounds} interleaved rounds\n")
+    print(machine_line(str(device)), "\n")
     header = "| model | engine | threads | images/s | ms/image | × eager | peak RSS (MB) |"
     rule = "|---|---|---:|---:|---:|---:|---:|"
     if args.accuracy:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from pathlib import Path
@@ -31,6 +32,11 @@ def machine(device: torch.device) -> dict:
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info
+
+
+def machine_line(device: str = "cpu") -> str:
+    """``machine: {...}``: :func:`machine` as the one line a benchmark prints with its figures."""
+    return f"machine: {json.dumps(machine(torch.device(device)))}"
 
 
 def emit(text: str, out: Path | None) -> None:

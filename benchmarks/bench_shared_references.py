@@ -24,7 +24,6 @@ in force) is printed with the numbers.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -96,9 +95,9 @@ def main() -> None:
             values[name] = ways[name]()
             times[name].append(time.perf_counter() - start)
     n = len(ids)
-    from bench_output import machine
+    from bench_output import machine_line
 
-    print("machine:", json.dumps(machine(torch.device("cpu"))))
+    print(machine_line())
     print(f"{args.dataset}: {n} samples of {args.corruption} over {len(order)} images "
           f"({n / len(order):.1f} a image), side {refs.shape[-1]} px")
     for name, t in times.items():

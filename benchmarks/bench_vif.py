@@ -193,7 +193,10 @@ def main() -> None:
 
     ref, dist = make_pairs(args.pairs)
     source = "ImageNet sample" if IMAGENET.is_dir() else "generated textures"
+    from bench_output import machine_line
+
     print(f"# VIF at {SIZE}x{SIZE}: {args.pairs} pairs ({source} vs Gaussian noise σ=15)\n")
+    print(machine_line(), "\n")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"cores: {os.cpu_count()}, torch {torch.__version__}, "
           f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}\n")
