@@ -154,6 +154,7 @@ def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
              "| corruption | non-robust | R_a | R_p |", "|---|---|---|---|"]
     shown = {"R_a": [], "R_p": []}
     lower = {"R_a": 0, "R_p": 0}
+    tested = {"R_a": 0, "R_p": 0}  # corruptions with an interval of the difference
     for c in corruptions:
         rows = {r["metric"]: r for r in baseline_rows(run, baseline, model, c, baseline_config,
                                                       classes) if r["classes"] == classes}
@@ -161,13 +162,18 @@ def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
         lines.append(f"| {c} | {'yes' if c in non_robust else ''} | "
                      + " | ".join(_text(r) for r in cells.values()) + " |")
         for name, r in cells.items():
-            if r is not None and r["lower_on_weak"]:
+            if r is None or r["lower_on_weak"] is None:
+                continue
+            tested[name] += 1
+            if r["lower_on_weak"]:
                 lower[name] += 1
                 if c in non_robust:
                     shown[name].append(c)
-    lines += ["", f"Lower on the weak set than on the baseline (interval below 0), of "
-                  f"{len(corruptions)} corruptions: R_a {lower['R_a']}, R_p {lower['R_p']}; "
-                  f"of the {len(non_robust)} non-robust:"]
+    lines += ["", "Lower on the weak set than on the baseline (interval below 0): R_a for "
+                  f"{lower['R_a']} of the {tested['R_a']} corruptions with an interval, R_p for "
+                  f"{lower['R_p']} of {tested['R_p']} (for the ranking model both sets are "
+                  "clean-correct, where R_a and R_p are the same outcome); of the "
+                  f"{len(non_robust)} non-robust:"]
     lines += [f"- {name}: {len(found)} ({', '.join(found) or '–'})"
               for name, found in shown.items()]
     return lines
