@@ -186,11 +186,17 @@ def non_robust_corruptions(group_rows: list[dict]) -> tuple[list[str], str | Non
     return [g["perturbation"] for g in rows if g["measure"] == measure and g["non_robust"]], measure
 
 
-def _clean_accuracies(error_rows: list[dict]) -> str:
+def _short(set_name: str) -> str:
+    """The set's name in table headers: ``weak`` or ``baseline``."""
+    return "weak" if set_name == SET_NAMES["weakest"] else "baseline"
+
+
+def _clean_accuracies(error_rows: list[dict], set_name: str) -> str:
     """Each set's clean accuracy, as the errors table has it."""
     clean = {r["set"]: r["error"] for r in error_rows if r["kind"] == "clean"}
     parts = [f"{name} {_number(None if clean.get(s) is None else 1 - clean[s])}"
-             for s, name in (("weak", "weak set"), ("evaluation", "all evaluation images"))]
+             for s, name in (("weak", f"{_short(set_name)} set"),
+                             ("evaluation", "all evaluation images"))]
     return "Clean accuracy: " + ", ".join(parts) + "."
 
 
@@ -206,10 +212,10 @@ def _weak_vs_all(rows: list[dict], group_rows: list[dict], error_rows: list[dict
             continue
         lines += [f"### {area} on the {set_name} and on all evaluation images: {metric} "
                   "curve", "", f"The {metric} curve compares {compared}. "
-                  + _clean_accuracies(error_rows), ""]
+                  + _clean_accuracies(error_rows, set_name), ""]
         lines += markdown_table(
-            ["corruption", f"{area} (weak)", f"{area} (all)", "difference", "lower on weak",
-             "note"],
+            ["corruption", f"{area} ({_short(set_name)})", f"{area} (all)", "difference",
+             f"lower on {_short(set_name)}", "note"],
             ([r["corruption"], interval_text(r["R_weak"], r["R_weak_lo"], r["R_weak_hi"]),
               interval_text(r["R_all"], r["R_all_lo"], r["R_all_hi"]),
               interval_text(r["difference"], r["difference_lo"], r["difference_hi"]),
@@ -261,9 +267,9 @@ def _errors(rows: list[dict], set_name: str) -> list[str]:
                         for r in found),
                       _number(weak["dv_median"]) if weak and weak["dv_median"] is not None
                       else "–", _cell(notes)])
-    column = "weak set" if set_name == SET_NAMES["weakest"] else "baseline set"
+    column = f"{_short(set_name)} set"
     lines += markdown_table(["perturbation", "kind", "category", column, "evaluation set",
-                             "Δv median (weak)", "note"], table)
+                             f"Δv median ({_short(set_name)})", "note"], table)
     return [*lines, ""]
 
 

@@ -310,6 +310,9 @@ def test_the_report_reads_both_curves_for_the_non_robust_corruptions(inputs):
     assert "### R_p on the random baseline set and on all evaluation images" in baseline
     assert baseline.count("Part 1's positive control expects nothing of a random baseline") == 2
     assert "| perturbation | kind | category | baseline set | evaluation set |" in baseline
+    header = "| corruption | R_p (baseline) | R_p (all) | difference | lower on baseline |"
+    assert header in baseline
+    assert "Clean accuracy: baseline set 1.000" in baseline
 
 def test_non_robust_corruptions_fall_back_to_the_continuous_measure():
     from vcrbench.reva.report import non_robust_corruptions
