@@ -27,6 +27,12 @@ bytes), so what is left is the selection's own effect.
     python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml
     python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml \
         --baseline config/control-reva-unselected-cifar10.yaml
+
+Readings 1-3 of the baseline run itself (the baseline against the test images: seen against
+unseen images) come from its two config files:
+
+    python benchmarks/bench_weak_control.py --configfile config/control-reva-weak-cifar10.yaml \
+        config/control-reva-unselected-cifar10.yaml
 """
 
 from __future__ import annotations
@@ -181,7 +187,8 @@ def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--configfile", type=Path, required=True, help="the run's config")
+    parser.add_argument("--configfile", type=Path, nargs="+", required=True,
+                        help="the run's config files, later ones overlaid as Snakemake does")
     parser.add_argument("--model", default=None, help="a validated model (default: the first)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a config overlaid on --configfile that runs the random baseline "
@@ -189,7 +196,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     schema = REPO / "schemas" / "config.schema.yaml"
-    raw = yaml.safe_load(args.configfile.read_text())
+    raw: dict = {}
+    for path in args.configfile:
+        raw = merged(raw, yaml.safe_load(path.read_text()))
     config = validate_config(raw, schema)
     run = Path("results") / config["run"]  # as Snakemake: from the repository root
     if not (run / "reva" / "r-weak-vs-all.parquet").is_file():
