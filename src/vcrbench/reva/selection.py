@@ -34,6 +34,7 @@ Schemas:
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -211,13 +212,14 @@ def _draw_baseline(candidates: np.ndarray, groups: list[str], weak: np.ndarray, 
                    ) -> np.ndarray:
     """The random baseline's mask: in every group, as many candidates as the weak set ``weak``
     holds there, those first by ``key(i)``."""
-    quota: dict[str, int] = {}
-    for i in np.flatnonzero(weak):
-        quota[groups[i]] = quota.get(groups[i], 0) + 1
+    quota = Counter(groups[i] for i in np.flatnonzero(weak))
+    by_group: dict[str, list[int]] = {}
+    for i in np.flatnonzero(candidates):  # one pass: a pool can hold a million images
+        by_group.setdefault(groups[i], []).append(int(i))
     selected = np.zeros(len(groups), bool)
     short = []
     for g, n in sorted(quota.items()):
-        drawn = sorted((i for i in np.flatnonzero(candidates) if groups[i] == g), key=key)
+        drawn = sorted(by_group.get(g, []), key=key)
         if len(drawn) < n:
             short.append(f"{g}: {len(drawn)} for {n}")
         selected[drawn[:n]] = True
