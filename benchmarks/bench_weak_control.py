@@ -38,12 +38,14 @@ unseen images) come from its two config files:
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import sys
 from pathlib import Path
 
 import pyarrow.compute as pc
 import yaml
+from snakemake.utils import update_config
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import emit  # noqa: E402
@@ -100,12 +102,10 @@ def clean_correct_rows(run: Path, model: str, corruption: str, config: dict,
 
 
 def merged(base: dict, overlay: dict) -> dict:
-    """``overlay`` on ``base``, nested mappings merged key by key (Snakemake's way with two
-    ``--configfile``s)."""
-    out = dict(base)
-    for key, value in overlay.items():
-        both = isinstance(value, dict) and isinstance(out.get(key), dict)
-        out[key] = merged(out[key], value) if both else value
+    """``overlay`` on a copy of ``base`` with Snakemake's own merge of two ``--configfile``s
+    (nested mappings key by key)."""
+    out = copy.deepcopy(base)
+    update_config(out, overlay)
     return out
 
 
@@ -150,13 +150,13 @@ def baseline_lines(run: Path, baseline_config: dict, model: str, classes: int,
     drawn = read_table(baseline / "reva" / "weak" / "index.parquet")
     if weak_ids & set(drawn.column("image_id").to_pylist()):
         raise SystemExit(f"the baseline {baseline} shares images with the weak set of {run}")
-    draws = "independent draws of the two disjoint sets"
     lines = ["", f"## The weak set against the random baseline `{baseline}`", "",
              f"{drawn.num_rows} clean-correct pool images the analyser did not select, drawn at "
              f"random (reva.weak.draw), against the {len(weak_ids)} of the weak set; the same "
              f"model ({', '.join(same) or 'no trained model'}: identical files) and ranking. "
              f"Weak − baseline on each set's images that {model} classifies correctly (all of "
-             f"them for the ranking model), 95 % intervals (image bootstrap, {draws}).", "",
+             f"them for the ranking model), 95 % intervals (image bootstrap, independent draws of "
+             "the two disjoint sets).", "",
              "| corruption | non-robust | R_a | R_p |", "|---|---|---|---|"]
     shown = {"R_a": [], "R_p": []}
     lower = {"R_a": 0, "R_p": 0}
