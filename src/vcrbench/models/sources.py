@@ -37,6 +37,7 @@ from vcrbench.models.preprocess import (
     PreprocessFn,
     Preprocessing,
 )
+from vcrbench.models.random_init import init_seed, seeded_construction
 
 Loaded = tuple[torch.nn.Module, PreprocessFn, str]
 
@@ -173,11 +174,12 @@ def _torchvision_weights(arch: str, weights: str):  # -> torchvision.models.Weig
         ) from None
 
 
-def load_torchvision(arch: str, weights: str = "default") -> Loaded:
+def load_torchvision(arch: str, weights: str = "default", seed: int = 0) -> Loaded:
     """torchvision ``<arch>`` with a weights enum member (``default``, ``none`` or a name).
 
     Preprocessing: the weights' own ``transforms()`` (crop size, mean/std, interpolation), with
-    the 224 crop resized to their crop size; ``none``: 224, ImageNet mean/std, bilinear.
+    the 224 crop resized to their crop size; ``none``: 224, ImageNet mean/std, bilinear, and
+    random weights seeded from the name and ``seed`` (:mod:`vcrbench.models.random_init`).
     """
     import torchvision.models as tvm
 
@@ -188,9 +190,11 @@ def load_torchvision(arch: str, weights: str = "default") -> Loaded:
             + ", ".join(torchvision_archs())
         )
     if weights == "none":
-        module = tvm.get_model(arch, weights=None)
+        init = init_seed("torchvision", arch, seed)
+        with seeded_construction(init):
+            module = tvm.get_model(arch, weights=None)
         pre = Preprocessing(224, IMAGENET_MEAN, IMAGENET_STD, "bilinear")
-        return module.eval(), pre, f"{model}, random initialisation (no weights)"
+        return module.eval(), pre, f"{model}, random initialisation (seed {init})"
     member = _torchvision_weights(arch, weights)
     path = torch_checkpoints_dir() / os.path.basename(urlparse(member.url).path)
     command = (
@@ -274,8 +278,9 @@ def _timm_weights_file(name: str, cfg: object) -> str:
     )
 
 
-def load_timm(name: str, pretrained: bool = True) -> Loaded:
-    """timm model ``name`` (``arch`` or ``arch.tag``), pretrained from the local cache only.
+def load_timm(name: str, pretrained: bool = True, seed: int = 0) -> Loaded:
+    """timm model ``name`` (``arch`` or ``arch.tag``), pretrained from the local cache only, or
+    with random weights seeded from the name and ``seed`` (:mod:`vcrbench.models.random_init`).
 
     Preprocessing: timm's data config of the model (input size, mean/std, interpolation); the
     224 crop is resized to its input size (timm's own ``crop_pct`` is not re-applied).
@@ -301,8 +306,10 @@ def load_timm(name: str, pretrained: bool = True) -> Loaded:
             ) from None
         description = f"{model}, pretrained weights {path}"
     else:
-        module = timm.create_model(name, pretrained=False)
-        description = f"{model}, random initialisation (no weights)"
+        init = init_seed("timm", name, seed)
+        with seeded_construction(init):
+            module = timm.create_model(name, pretrained=False)
+        description = f"{model}, random initialisation (seed {init})"
     _check_1000(model, module)
     config = resolve_model_data_config(module)
     _, height, width = config["input_size"]
@@ -513,10 +520,12 @@ def load_file(path: str) -> Loaded:
         raise VcrbenchError(f"{model}: cannot import this file")
     source = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(source)
-        module = getattr(source, "model", None)
-        if module is None and callable(getattr(source, "build_model", None)):
-            module = source.build_model()
+        # a file that initialises weights at random gets the same ones in every job
+        with seeded_construction(init_seed("file", path)):
+            spec.loader.exec_module(source)
+            module = getattr(source, "model", None)
+            if module is None and callable(getattr(source, "build_model", None)):
+                module = source.build_model()
     except Exception as error:
         raise VcrbenchError(
             f"{model}: running the file failed: {type(error).__name__}: {error}"
