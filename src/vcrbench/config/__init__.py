@@ -146,20 +146,45 @@ def check_label_space(config: Mapping[str, Any]) -> None:
         check_native_overlap(config, space.name, dataset["size"])
         check_native_finetune(config, train_keys=_generated_train_keys(config))
     finetuned = {f"finetuned:{entry['name']}" for entry in config["finetune"]}
+    check_model_label_spaces(config, space.name, space.classes, finetuned)
     if space.name != "imagenet":
-        for name in evaluated_models(config):
-            # a fine-tuned entry's base was checked above (a model trained here)
-            if not name.startswith(TRAINED_PREFIX) and name not in finetuned:
-                raise VcrbenchError(
-                    f"config: model {name!r} classifies ImageNet's 1000 classes but the dataset "
-                    f"has {space.name} labels ({space.classes} classes); evaluate models trained "
-                    "here on them (a train entry, model trained:<name>)"
-                )
         if config["human"] or config["human_discrimination"]:
             raise VcrbenchError(
                 f"config: human data are answers in ImageNet's 16 categories; the dataset has "
                 f"{space.name} labels, so remove human and human_discrimination"
             )
+
+
+def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int,
+                             finetuned: set[str]) -> None:
+    """Every evaluated model answers in the run's label space: on ImageNet labels any registry
+    model but RobustBench's CIFAR zoos; on CIFAR labels models trained here, models fine-tuned
+    from them and RobustBench entries of that dataset (32 px images, ``dataset.size:
+    native``)."""
+    from vcrbench.data.datasets import dataset_side
+    from vcrbench.models.registry import model_label_space
+
+    for name in evaluated_models(config):
+        # a fine-tuned entry's base was checked by check_native_finetune (a model trained here)
+        if name.startswith(TRAINED_PREFIX) or name in finetuned:
+            continue
+        answers = model_label_space(name)
+        if answers is None or answers == space:
+            if answers in ("cifar10", "cifar100") and dataset_side(config["dataset"]) != 32:
+                raise VcrbenchError(
+                    f"config: model {name!r} takes CIFAR's 32 x 32 images, but the run's images "
+                    f"are {dataset_side(config['dataset'])} px; set dataset.size: native")
+            continue
+        if answers == "imagenet":
+            raise VcrbenchError(
+                f"config: model {name!r} classifies ImageNet's 1000 classes but the dataset "
+                f"has {space} labels ({classes} classes); evaluate models trained here on them "
+                "(a train entry, model trained:<name>) or RobustBench's zoo of that dataset "
+                f"(robustbench:<name>?dataset={space})")
+        raise VcrbenchError(
+            f"config: model {name!r} classifies {answers}'s classes but the dataset has {space} "
+            f"labels; give it a dataset of {answers} images (source: {answers}, size: native), "
+            "or pick a model of this label space")
 
 
 def _check_reva_label_space(config: Mapping[str, Any], space: str, size) -> None:

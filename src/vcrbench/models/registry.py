@@ -5,7 +5,8 @@ Accepted names (:data:`MODEL_FORMS`)::
     efficientnet-lite0 | efficientnet-lite1 | efficientnet-lite2
     torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>&seed=<int>]  torchvision:resnet50
     timm:<model>[?pretrained=true|false&seed=<int>]              timm:resnet50.a1_in1k
-    robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]
+    robustbench:<name>[?dataset=imagenet|cifar10|cifar100&threat=corruptions|Linf|L2&
+                 model_dir=<dir>]                             robustbench:Standard?dataset=cifar10
     openclip:<arch>/<pretrained>                                 openclip:ViT-B-32/openai
     file:<path.py>                                               file:my_model.py
     finetuned:<name> | finetuned:<checkpoint.pt>                 finetuned:lite0-gaussian-noise
@@ -28,7 +29,7 @@ efficientnet-lite2       260             127/255, 128/255   bicubic
 torchvision:<arch>       weights' crop   weights'           weights' interp.
 torchvision, no weights  224             ImageNet           none
 timm:<model>             timm data cfg   timm data cfg      timm data cfg
-robustbench:<name>       224 (288)       0 / 1 (inside)     none (bilinear)
+robustbench:<name>       32; 224 (288)   0 / 1 (inside)     none (bilinear)
 openclip:<arch>/<tag>    model's size    tag's (CLIP)       tag's (bicubic)
 file:<path.py>           input_size=224  mean/std=ImageNet  bilinear (attr.)
 =======================  ==============  =================  =================
@@ -66,8 +67,8 @@ MODEL_FORMS: tuple[str, ...] = (
     "torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>&seed=<int>]  e.g. "
     "torchvision:resnet50 (weights=none: random weights seeded from the name and seed)",
     "timm:<model>[?pretrained=true|false&seed=<int>]  e.g. timm:resnet50.a1_in1k",
-    "robustbench:<name>[?threat=corruptions|Linf|L2&model_dir=<dir>]  e.g. "
-    "robustbench:Hendrycks2020AugMix (needs robustbench)",
+    "robustbench:<name>[?dataset=imagenet|cifar10|cifar100&threat=corruptions|Linf|L2&"
+    "model_dir=<dir>]  e.g. robustbench:Standard?dataset=cifar10&threat=Linf (the zoo extra)",
     "openclip:<arch>/<pretrained>  e.g. openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
     "file:<path.py>  a Python file defining `model` or `build_model()`",
     "finetuned:<name>  a model of the run's finetune list (or finetuned:<checkpoint.pt>)",
@@ -82,7 +83,8 @@ _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "efficientnet-lite": {},
     "torchvision": {"weights": None, "seed": None},
     "timm": {"pretrained": ("true", "false"), "seed": None},
-    "robustbench": {"threat": None, "model_dir": None},
+    "robustbench": {"dataset": ("imagenet", "cifar10", "cifar100"),
+                    "threat": ("corruptions", "linf", "l2"), "model_dir": None},
     "openclip": {},
     "file": {},
     "finetuned": {},
@@ -237,6 +239,27 @@ def parse_model_name(name: str) -> ModelSpec:
     return spec
 
 
+def robustbench_options(spec: ModelSpec) -> tuple[str, str, str | None]:
+    """``(dataset, threat, model_dir)`` of a ``robustbench:`` name, defaults filled in."""
+    from vcrbench.models.robustbench_zoo import canonical_threat
+
+    return (spec.options.get("dataset", "imagenet"),
+            canonical_threat(spec.options.get("threat", "corruptions")),
+            spec.options.get("model_dir"))
+
+
+def model_label_space(name: str) -> str | None:
+    """The label space a model's outputs are in without loading it: ``imagenet``, ``cifar10``
+    or ``cifar100`` (a RobustBench entry's dataset), or None for models trained or fine-tuned
+    in the run (their data decide)."""
+    spec = parse_model_name(name)
+    if spec.kind in ("trained", "finetuned"):
+        return None
+    if spec.kind == "robustbench":
+        return robustbench_options(spec)[0]
+    return "imagenet"
+
+
 def _check_seed_option(spec: ModelSpec) -> None:
     """``seed=<int>`` is a non-negative integer and only with random weights."""
     seed = spec.options["seed"]
@@ -315,9 +338,15 @@ def load_model(
             seed=int(options.get("seed", 0)),
         )
     elif spec.kind == "robustbench":
-        module, pre, description = sources.load_robustbench(
-            spec.target, options.get("threat", "corruptions"), options.get("model_dir")
-        )
+        from vcrbench.models import robustbench_zoo
+        from vcrbench.models.preprocess import IDENTITY_MEAN, IDENTITY_STD, Preprocessing
+
+        entry = robustbench_zoo.resolve(spec.target, *robustbench_options(spec))
+        module, description = robustbench_zoo.load(entry)
+        # the zoo's networks normalise inside; on ImageNet the run's crop is the zoo's
+        # geometry (vcrbench.config checks it), resized to the input side where it differs
+        pre = Preprocessing(entry.input_side, IDENTITY_MEAN, IDENTITY_STD, "bilinear")
+        classes = entry.classes
     elif spec.kind == "openclip":
         arch, _, tag = spec.target.partition("/")
         module, pre, description = sources.load_openclip(arch, tag)

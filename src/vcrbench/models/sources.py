@@ -1,4 +1,5 @@
-"""Model loaders per source: torchvision, timm, RobustBench, OpenCLIP and user files.
+"""Model loaders per source: torchvision, timm, OpenCLIP and user files (RobustBench's zoo:
+:mod:`vcrbench.models.robustbench_zoo`).
 
 Every loader returns ``(module, preprocessing, description)`` for a 1000-class ImageNet
 classifier in eval mode on the CPU. Nothing is downloaded at run time: pretrained weights are
@@ -10,8 +11,7 @@ mode, so a download that a library would start on its own fails loudly instead.
 
 Caches: torch hub checkpoints ``$TORCH_HOME/hub/checkpoints`` (default
 ``~/.cache/torch/hub/checkpoints``); Hugging Face ``$HF_HUB_CACHE`` or ``$HF_HOME/hub`` (default
-``~/.cache/huggingface/hub``); OpenCLIP URL weights ``~/.cache/clip``; RobustBench checkpoints
-``<model_dir>/<dataset>/<threat>/<name>.pt``.
+``~/.cache/huggingface/hub``); OpenCLIP URL weights ``~/.cache/clip``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from vcrbench.errors import VcrbenchError
 from vcrbench.models.preprocess import (
     CLIP_MEAN,
     CLIP_STD,
-    IDENTITY_MEAN,
-    IDENTITY_STD,
     IMAGENET_MEAN,
     IMAGENET_STD,
     PreprocessFn,
@@ -41,8 +39,6 @@ from vcrbench.models.random_init import init_seed, seeded_construction
 
 Loaded = tuple[torch.nn.Module, PreprocessFn, str]
 
-#: Default RobustBench checkpoint folder (``model_dir`` option overrides it).
-ROBUSTBENCH_DIR = "~/.cache/robustbench"
 #: The zero-shot prompt of ``openclip:`` models.
 OPENCLIP_PROMPT = "a picture of {}"
 
@@ -320,72 +316,6 @@ def load_timm(name: str, pretrained: bool = True, seed: int = 0) -> Loaded:
         interpolation = "bicubic"
     pre = Preprocessing(int(height), tuple(config["mean"]), tuple(config["std"]), interpolation)
     return module.eval(), pre, description
-
-
-# --------------------------------------------------------------------------- RobustBench
-
-
-def load_robustbench(
-    name: str, threat: str = "corruptions", model_dir: str | None = None
-) -> Loaded:
-    """A RobustBench ImageNet model zoo entry (optional dependency ``robustbench``).
-
-    Preprocessing: no normalisation (RobustBench ImageNet models take [0, 1] inputs and
-    normalise inside); the 224 crop as it is (the zoo's Res256Crop224 / BicubicRes256Crop224 /
-    Res224), or resized to 288 for the zoo's Crop288 models.
-    """
-    model = f"robustbench:{name}"
-    try:
-        from robustbench.model_zoo import model_dicts
-        from robustbench.model_zoo.enums import BenchmarkDataset, ThreatModel
-        from robustbench.utils import load_model as rb_load_model
-    except ImportError as error:
-        if importlib.util.find_spec("robustbench") is None:
-            raise _missing_dependency("robustbench", "robustbench") from None
-        raise VcrbenchError(
-            f"robustbench: a package named robustbench is installed but does not import "
-            f"({error}); an incomplete copy (torchattacks ships one) can shadow the real one: "
-            "pip install --force-reinstall robustbench"
-        ) from None
-    directory = Path(os.path.expanduser(model_dir or ROBUSTBENCH_DIR))
-    try:
-        threat_model = ThreatModel(threat)
-    except ValueError:
-        known = ", ".join(t.value for t in ThreatModel)
-        raise VcrbenchError(f"{model}: unknown threat {threat!r}; known: {known}") from None
-    zoo = model_dicts[BenchmarkDataset.imagenet].get(threat_model, {})
-    if name not in zoo:
-        raise VcrbenchError(
-            f"{model}: not in RobustBench's ImageNet {threat} zoo; known: " + ", ".join(sorted(zoo))
-        )
-    command = (
-        f"python -c \"from robustbench.utils import load_model; load_model('{name}', "
-        f"model_dir='{directory}', dataset='imagenet', threat_model='{threat}')\""
-    )
-    gdrive = zoo[name].get("gdrive_id")
-    checkpoint = directory / "imagenet" / threat_model.value / f"{name}.pt"
-    if (
-        gdrive
-        and not isinstance(gdrive, list)
-        and "Standard" not in name
-        and not checkpoint.is_file()
-    ):
-        raise missing_weights(model, str(checkpoint), command)
-    try:
-        with no_downloads():
-            module = rb_load_model(
-                name, model_dir=str(directory), dataset="imagenet", threat_model=threat
-            )
-    except _DownloadBlocked as blocked:
-        raise missing_weights(model, blocked.target, command) from None
-    except Exception as error:  # gdown / HF offline errors: a file was missing
-        raise VcrbenchError(
-            f"{model}: loading failed ({type(error).__name__}: {error}); if a "
-            f"file was missing, fetch it with:\n    {command}"
-        ) from error
-    size = 288 if zoo[name].get("preprocessing") == "Crop288" else 224
-    pre = Preprocessing(size, IDENTITY_MEAN, IDENTITY_STD, "bilinear")
-    return module.eval(), pre, f"{model}, RobustBench ImageNet ({threat}), {directory}"
 
 
 # --------------------------------------------------------------------------- OpenCLIP

@@ -1,0 +1,162 @@
+"""RobustBench's zoo offline: every entry of the three datasets' leaderboards resolves and its
+architecture builds on this project's timm; checkpoints in the zoo's layout load and classify
+as the architecture itself does; missing files and packages are named with the fix."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from helpers.zoo_files import CIFAR10_ENTRIES, KIREEV, write_checkpoint, zoo_model_string
+
+from vcrbench.errors import VcrbenchError
+from vcrbench.models import load_model, parse_model_name, predict
+from vcrbench.models import robustbench_zoo as zoo_module
+from vcrbench.models.preprocess import IDENTITY_MEAN, IDENTITY_STD, Preprocessing
+from vcrbench.models.sources import _DownloadBlocked, no_downloads
+
+#: Entries per leaderboard in robustbench 1.1.1 (ImageNet and CIFAR-100 have no L2 board).
+BOARD_SIZES = {("cifar10", "Linf"): 76, ("cifar10", "L2"): 21, ("cifar10", "corruptions"): 17,
+               ("cifar100", "Linf"): 38, ("cifar100", "L2"): 0, ("cifar100", "corruptions"): 12,
+               ("imagenet", "Linf"): 30, ("imagenet", "L2"): 0, ("imagenet", "corruptions"): 12}
+#: Architectures that take scalar values of their own tensors while being built, which the meta
+#: device cannot give (they are built on the CPU by benchmarks/bench_zoo_architectures.py).
+NOT_ON_META = {("cifar10", "Linf", "Kang2021Stable"), ("cifar10", "Linf", "Bai2024MixedNUTS"),
+               ("cifar100", "Linf", "Bai2024MixedNUTS"), ("imagenet", "Linf", "Bai2024MixedNUTS"),
+               ("imagenet", "Linf", "Amini2024MeanSparse_Swin-L"),
+               ("imagenet", "Linf", "Xu2024MIMIR_Swin-B"),
+               ("imagenet", "Linf", "Xu2024MIMIR_Swin-L")}
+
+
+def _all_entries() -> list[tuple[str, str, str]]:
+    return [(dataset, threat, name) for dataset in zoo_module.DATASETS
+            for threat in zoo_module.THREATS for name in zoo_module.entries(dataset, threat)]
+
+
+def test_every_leaderboard_entry_resolves(tmp_path: Path) -> None:
+    found = _all_entries()
+    sizes = {board: 0 for board in BOARD_SIZES}
+    for dataset, threat, name in found:
+        sizes[dataset, threat] += 1
+        entry = zoo_module.resolve(name, dataset, threat, tmp_path)
+        classes, side = zoo_module.DATASETS[dataset]
+        assert entry.classes == classes
+        if dataset == "imagenet":
+            assert entry.preprocessing in zoo_module.GEOMETRY_SIDE
+            assert entry.input_side == zoo_module.GEOMETRY_SIDE[entry.preprocessing]
+        else:
+            assert (entry.input_side, entry.preprocessing) == (32, None)
+        assert entry.files and entry.missing() == list(entry.files)
+        if entry.build in ("checkpoint", "ensemble") and "Standard_R50" != name:
+            assert all(path.parent == tmp_path / dataset / threat for path in entry.files)
+            assert entry.files[0].name.startswith(f"{name}.pt")
+    assert sizes == BOARD_SIZES
+    geometries = {zoo_module.resolve(n, "imagenet", t, tmp_path).preprocessing
+                  for d, t, n in found if d == "imagenet"}
+    assert geometries == set(zoo_module.GEOMETRY_SIDE)
+
+
+def test_every_architecture_builds_on_this_timm() -> None:
+    """Built on the meta device (no memory, no weights): RobustBench's constructors and the timm
+    models it registers all run on the project's timm; a constructor's own download (ImageNet's
+    Standard_R50) is stopped, as in a run."""
+    import timm
+
+    zoo = zoo_module.import_zoo()
+    failed = {}
+    for dataset, threat, name in _all_entries():
+        if (dataset, threat, name) in zoo_module.NEEDS_CUDA | NOT_ON_META:
+            continue
+        timm_name = zoo_module._timm_name(name, dataset, threat)
+        board = zoo.model_dicts[zoo.BenchmarkDataset(dataset)][zoo.ThreatModel(threat)]
+        try:
+            with no_downloads(), torch.device("meta"), zoo_module._quiet():
+                if timm.is_model(timm_name):
+                    module = timm.create_model(timm_name, pretrained=False,
+                                               num_classes=zoo_module.DATASETS[dataset][0])
+                else:
+                    module = board[name]["model"]()
+            assert sum(p.numel() for p in module.parameters()) > 0
+        except _DownloadBlocked:
+            pass
+        except Exception as error:  # noqa: BLE001 - collected and reported together
+            failed[dataset, threat, name] = f"{type(error).__name__}: {error}"
+    assert not failed
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    folder = tmp_path_factory.mktemp("robustbench")
+    states = {entry[0]: write_checkpoint(folder, *entry) for entry in (*CIFAR10_ENTRIES, KIREEV)}
+    return folder, states
+
+
+@pytest.mark.parametrize("entry", [*CIFAR10_ENTRIES, KIREEV], ids=lambda e: e[0])
+def test_checkpoint_in_zoo_layout_loads_and_classifies_as_its_architecture(
+        entry: tuple, model_dir: tuple[Path, dict]) -> None:
+    folder, states = model_dir
+    name, dataset, threat, _ = entry
+    model = load_model(zoo_model_string(name, dataset, threat, folder))
+    assert model.classes == 10 and not model.module.training
+    assert model.preprocessing == Preprocessing(32, IDENTITY_MEAN, IDENTITY_STD, "bilinear")
+    state = model.module.state_dict()
+    assert set(state) == set(states[name])
+    assert all(torch.equal(state[key], value) for key, value in states[name].items())
+    # reference: the zoo's architecture with those weights on the [0, 1] image, unnormalised
+    zoo = zoo_module.import_zoo()
+    reference = zoo.model_dicts[zoo.BenchmarkDataset(dataset)][zoo.ThreatModel(threat)][name][
+        "model"]()
+    reference.load_state_dict(states[name])
+    images = np.random.default_rng(3).integers(0, 256, (6, 32, 32, 3), dtype=np.uint8)
+    with torch.inference_mode():
+        logits = reference.eval()(torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255)
+    out = predict(model, images, batch_size=4)
+    np.testing.assert_array_equal(out["top1"], logits.argmax(1).numpy())
+    np.testing.assert_allclose(out["p_top1"], logits.softmax(1).amax(1).numpy(), rtol=1e-5)
+    assert (out["top1_16"] == -1).all()  # CIFAR classes have no 16-class category
+
+
+def test_missing_checkpoint_names_the_file_and_the_fetch(tmp_path: Path) -> None:
+    with pytest.raises(VcrbenchError) as error:
+        load_model(zoo_model_string("Standard", "cifar10", "Linf", tmp_path))
+    message = str(error.value)
+    assert str(tmp_path / "cifar10" / "Linf" / "Standard.pt") in message
+    assert "robustbench_zoo import fetch; fetch('Standard', 'cifar10', 'Linf'" in message
+
+
+def test_ensemble_and_timm_built_entries_name_their_files(tmp_path: Path) -> None:
+    ensemble = zoo_module.resolve("Bai2024MixedNUTS", "cifar10", "Linf", tmp_path)
+    assert ensemble.build == "ensemble" and [p.name for p in ensemble.files] == [
+        f"Bai2024MixedNUTS.pt_m{i}.pt" for i in range(len(ensemble.files))]
+    xcit = zoo_module.resolve("Debenedetti2022Light_XCiT-S12", "cifar10", "Linf", tmp_path)
+    assert xcit.build == "timm" and xcit.files[0].parent.name == "checkpoints"
+    standard = zoo_module.resolve("Standard_R50", "imagenet", "Linf", tmp_path)
+    assert standard.files[0].name == "resnet50-0676ba61.pth"
+
+
+@pytest.mark.parametrize("name,fragment", [
+    ("robustbench:Nobody2099?dataset=cifar10&threat=Linf", "not in RobustBench's cifar10 Linf zoo"),
+    ("robustbench:Standard?dataset=cifar100&threat=L2", "none: this leaderboard does not exist"),
+])
+def test_unknown_entries(name: str, fragment: str) -> None:
+    with pytest.raises(VcrbenchError, match=fragment):
+        load_model(name)
+
+
+@pytest.mark.parametrize("name", ["robustbench:Standard?dataset=svhn",
+                                  "robustbench:Standard?threat=Linfinity"])
+def test_bad_options_fail_at_parse(name: str) -> None:
+    with pytest.raises(VcrbenchError, match="must be one of"):
+        parse_model_name(name)
+
+
+def test_wrong_or_partial_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda dist: "1.0" if dist == "robustbench" else real(dist))
+    with pytest.raises(VcrbenchError) as error:
+        zoo_module.import_zoo()
+    assert "version 1.0" in str(error.value) and zoo_module.INSTALL in str(error.value)
