@@ -48,6 +48,21 @@ LABEL_SPACE = label_space(config["dataset"])
 IMAGE_SIDE = dataset_side(config["dataset"])
 GPU = 0 if config["device"] == "cpu" else 1
 
+# Weights before any job (dry runs too): a model whose clean predictions are not made yet needs
+# its weight files in place now; a finished model's figures and tables need none.
+if workflow.is_main_process:
+    from vcrbench.models.weights import missing_weights_report  # noqa: E402
+
+    _missing = missing_weights_report(
+        name
+        for slug, name in MODELS.items()
+        if not Path(f"{RESULTS}/predictions/{slug}/clean.parquet").is_file()
+    )
+    if _missing:
+        raise WorkflowError(
+            "model weights are missing (no job has run):\n" + "\n\n".join(_missing)
+        )
+
 
 wildcard_constraints:
     corruption="|".join(CORRUPTIONS),

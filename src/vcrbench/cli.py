@@ -140,12 +140,16 @@ def _predict(args: argparse.Namespace) -> None:
 def _check_config(args: argparse.Namespace) -> None:
     import yaml
 
-    from vcrbench.config import validate_config
+    from vcrbench.config import evaluated_models, validate_config
+    from vcrbench.models.weights import missing_weights_report
 
     merged: dict = {}
     for path in args.configfile:
         merged.update(yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
     config = validate_config(merged)
+    missing = missing_weights_report(evaluated_models(config))
+    if missing:
+        raise VcrbenchError("model weights are missing:\n" + "\n\n".join(missing))
     print(yaml.safe_dump(config, sort_keys=False))
 
 
@@ -275,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_predict)
 
-    p = sub.add_parser("check-config", help="validate config files, print them with defaults")
+    p = sub.add_parser("check-config", help="validate config files and that every model's "
+                       "weights are in place; print them with defaults")
     p.add_argument("configfile", nargs="+")
     p.set_defaults(func=_check_config)
 

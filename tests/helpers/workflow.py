@@ -248,11 +248,31 @@ def cifar_config(shared_cifar: Path) -> dict:
     return config
 
 
+#: RobustBench CIFAR-10 entries evaluated in the tiny CIFAR run beside the model trained there,
+#: from checkpoints written in the zoo's layout under the run's folder (model_dir relative to it,
+#: so that the model strings, and every key derived from them, do not depend on the folder).
+CIFAR_ZOO_DIR = "robustbench"
+
+
+def cifar_zoo_models() -> list[str]:
+    """The tiny CIFAR run's RobustBench model strings (one entry per leaderboard)."""
+    from helpers.zoo_files import CIFAR10_ENTRIES, zoo_model_string
+
+    return [zoo_model_string(name, dataset, threat, Path(CIFAR_ZOO_DIR))
+            for name, dataset, threat, _ in CIFAR10_ENTRIES]
+
+
 def _prepare_cifar(workdir: Path, shared_cifar: Path) -> tuple[str, ...]:
     import yaml
 
+    from helpers.zoo_files import CIFAR10_ENTRIES, write_checkpoint
+
+    for entry in CIFAR10_ENTRIES:
+        write_checkpoint(workdir / CIFAR_ZOO_DIR, *entry)
+    config = cifar_config(shared_cifar)
+    config["models"] = [*config["models"], *cifar_zoo_models()]
     path = workdir / "config.yaml"
-    path.write_text(yaml.safe_dump(cifar_config(shared_cifar)))
+    path.write_text(yaml.safe_dump(config))
     return ("--cores", "2", "--configfile", str(path))
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers.vif_reference import vif_reference
-from helpers.workflow import CIFAR_RESULTS, snakemake
+from helpers.workflow import CIFAR_RESULTS, CIFAR_ZOO_DIR, cifar_zoo_models, snakemake
 from PIL import Image
 
+from vcrbench.config import model_slug
 from vcrbench.core.tables import read_table, read_tables
 from vcrbench.corruptions.cifar_c import cifar_c_severities
 from vcrbench.data.prepared import PreparedImages
@@ -65,6 +66,30 @@ def test_summary_is_in_cifar10s_label_space(cifar_run) -> None:
     assert all("no 16-class rows" in r["note"] for r in summary)
     assert all(r["HMRI"] is None for r in summary)
     assert all(r["imagenet_c_mean"] is not None for r in summary)
+
+
+def test_robustbench_zoo_models_are_evaluated_beside_the_trained_one(cifar_run) -> None:
+    """Three RobustBench CIFAR-10 entries (Linf, L2, corruptions; checkpoints in the zoo's
+    layout) run through the whole workflow: R_a / R_p and CIFAR-10-C means for each, and their
+    clean decisions are those of the model string's loader on the stored 32 px images."""
+    results = _results(cifar_run)
+    summary = read_table(results / "metrics" / "summary.parquet").to_pylist()
+    index = read_table(results / "data" / "index.parquet")
+    images = PreparedImages(results / "data" / "index-prepared.npy", index).all()
+    models = {row["model"] for row in summary}
+    assert set(cifar_zoo_models()) | {"trained:fastnet"} <= models
+    for name in cifar_zoo_models():
+        rows = [row for row in summary if row["model"] == name]
+        assert {(r["corruption"], r["metric"]) for r in rows} == {
+            (c, m) for c in ("gaussian_noise", "gaussian_blur")
+            for m in ("accuracy", "consistency")}
+        assert all(r["R"] is not None and 0 <= r["R"] <= 1 for r in rows)
+        assert all(r["imagenet_c_mean"] is not None for r in rows)
+        clean = read_table(results / "predictions" / model_slug(name) / "clean.parquet")
+        model = load_model(name.replace(f"model_dir={CIFAR_ZOO_DIR}",
+                                        f"model_dir={cifar_run / CIFAR_ZOO_DIR}"))
+        direct = predict(model, images, engine="eager")["top1"]
+        assert (np.asarray(clean.column("top1").to_numpy()) == direct).mean() >= 0.95
 
 
 def test_blur_lengths_are_scaled_and_severities_are_cifar10cs(cifar_run) -> None:

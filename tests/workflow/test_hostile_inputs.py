@@ -10,7 +10,9 @@ grayscale, CMYK and 16-bit images go through corruption, VIF and a model.
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
 import zlib
 from io import BytesIO
 from pathlib import Path
@@ -19,7 +21,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from helpers.workflow import REPO, snakemake
+from helpers.workflow import REPO, snakemake, snakemake_command
 from PIL import Image
 
 from vcrbench.config import model_slug
@@ -264,3 +266,23 @@ def test_model_that_breaks_at_run_time_names_the_problem_and_leaves_no_table(tmp
     assert "expected (B, 1000) logits, got" in message, message
     predictions = workdir / f"results/{RUN}/predictions"
     assert not predictions.exists() or not [p for p in predictions.rglob("*") if p.is_file()]
+
+
+def test_missing_weights_stop_the_dry_run_naming_file_and_fetch(tmp_path):
+    """Weights that need a download are named before any job, by the dry run (on a login
+    node): the file to place and the command that fetches it."""
+    images = tmp_path / "images"
+    _write_good_images(images)
+    workdir = tmp_path / "work"
+    hub = tmp_path / "torch"
+    configfile = _configfile(tmp_path, images, models=["torchvision:resnet18"])
+    result = subprocess.run(
+        snakemake_command("-n", "--configfile", str(configfile), workdir=workdir),
+        cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S,
+        env={**os.environ, "TORCH_HOME": str(hub)})
+    console = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "model weights are missing (no job has run)" in console, console[-3000:]
+    assert str(hub / "hub" / "checkpoints" / "resnet18-f37072fd.pth") in console
+    assert "torchvision.models.get_model('resnet18', weights='IMAGENET1K_V1')" in console
+    assert not (workdir / "results").exists()

@@ -162,13 +162,15 @@ def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int
     from them and RobustBench entries of that dataset (32 px images, ``dataset.size:
     native``)."""
     from vcrbench.data.datasets import dataset_side
-    from vcrbench.models.registry import model_label_space
+    from vcrbench.models.registry import check_zoo_geometry, model_label_space
 
     for name in evaluated_models(config):
         # a fine-tuned entry's base was checked by check_native_finetune (a model trained here)
         if name.startswith(TRAINED_PREFIX) or name in finetuned:
             continue
         answers = model_label_space(name)
+        if answers == "imagenet" == space:
+            check_zoo_geometry(name)
         if answers is None or answers == space:
             if answers in ("cifar10", "cifar100") and dataset_side(config["dataset"]) != 32:
                 raise VcrbenchError(

@@ -6,7 +6,7 @@ Accepted names (:data:`MODEL_FORMS`)::
     torchvision:<arch>[?weights=default|none|<WEIGHTS_NAME>&seed=<int>]  torchvision:resnet50
     timm:<model>[?pretrained=true|false&seed=<int>]              timm:resnet50.a1_in1k
     robustbench:<name>[?dataset=imagenet|cifar10|cifar100&threat=corruptions|Linf|L2&
-                 model_dir=<dir>]                             robustbench:Standard?dataset=cifar10
+                 model_dir=<dir>&geometry=zoo|run]            robustbench:Standard?dataset=cifar10
     openclip:<arch>/<pretrained>                                 openclip:ViT-B-32/openai
     file:<path.py>                                               file:my_model.py
     finetuned:<name> | finetuned:<checkpoint.pt>                 finetuned:lite0-gaussian-noise
@@ -84,7 +84,8 @@ _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "torchvision": {"weights": None, "seed": None},
     "timm": {"pretrained": ("true", "false"), "seed": None},
     "robustbench": {"dataset": ("imagenet", "cifar10", "cifar100"),
-                    "threat": ("corruptions", "linf", "l2"), "model_dir": None},
+                    "threat": ("corruptions", "linf", "l2"), "model_dir": None,
+                    "geometry": ("zoo", "run")},
     "openclip": {},
     "file": {},
     "finetuned": {},
@@ -246,6 +247,36 @@ def robustbench_options(spec: ModelSpec) -> tuple[str, str, str | None]:
     return (spec.options.get("dataset", "imagenet"),
             canonical_threat(spec.options.get("threat", "corruptions")),
             spec.options.get("model_dir"))
+
+
+def check_zoo_geometry(name: str) -> None:
+    """A RobustBench ImageNet entry sees what its zoo evaluation shows it, or says it cannot.
+
+    The run prepares every image once (short side 256, bilinear, centre crop 224) and shows
+    that array, corrupted, to every model. That is the zoo's ``Res256Crop224`` and, up to the
+    resize's interpolation, ``BicubicRes256Crop224``. ``Res224`` (the whole image squashed to
+    224 px) and ``Crop288`` (a 288 px crop of the raw image) see another part of the image at
+    another scale, which no run prepares yet: such a model is refused unless its name accepts
+    the run's crop with ``geometry=run`` (its clean accuracy then differs from the zoo's).
+    """
+    spec = parse_model_name(name)
+    if spec.kind != "robustbench" or spec.options.get("geometry", "zoo") == "run":
+        return
+    dataset, threat, model_dir = robustbench_options(spec)
+    if dataset != "imagenet":
+        return
+    from vcrbench.models.robustbench_zoo import resolve
+
+    geometry = resolve(spec.target, dataset, threat, model_dir).preprocessing
+    if geometry in ("Res224", "Crop288"):
+        shown = ("the whole image resized to 224 x 224" if geometry == "Res224"
+                 else "a 288 px centre crop of the raw image")
+        raise VcrbenchError(
+            f"model {name!r}: RobustBench evaluates it on {shown} ({geometry}), but runs "
+            "prepare every image as the 224 px centre crop of the image resized to 256 px, and "
+            f"{geometry} runs are not built yet; add &geometry=run to its name to evaluate it on "
+            "the run's crop (resized to its input), knowing its clean accuracy will differ from "
+            "the zoo's")
 
 
 def model_label_space(name: str) -> str | None:

@@ -170,6 +170,18 @@ def _torchvision_weights(arch: str, weights: str):  # -> torchvision.models.Weig
         ) from None
 
 
+def torchvision_weights_file(arch: str, weights: str) -> tuple[Path, str]:
+    """The local file of torchvision weights (``default`` or a name) and the command that
+    fetches it."""
+    member = _torchvision_weights(arch, weights)
+    path = torch_checkpoints_dir() / os.path.basename(urlparse(member.url).path)
+    command = (
+        f"python -c \"import torchvision; torchvision.models.get_model('{arch}', "
+        f"weights='{member.name}')\""
+    )
+    return path, command
+
+
 def load_torchvision(arch: str, weights: str = "default", seed: int = 0) -> Loaded:
     """torchvision ``<arch>`` with a weights enum member (``default``, ``none`` or a name).
 
@@ -192,11 +204,7 @@ def load_torchvision(arch: str, weights: str = "default", seed: int = 0) -> Load
         pre = Preprocessing(224, IMAGENET_MEAN, IMAGENET_STD, "bilinear")
         return module.eval(), pre, f"{model}, random initialisation (seed {init})"
     member = _torchvision_weights(arch, weights)
-    path = torch_checkpoints_dir() / os.path.basename(urlparse(member.url).path)
-    command = (
-        f"python -c \"import torchvision; torchvision.models.get_model('{arch}', "
-        f"weights='{member.name}')\""
-    )
+    path, command = torchvision_weights_file(arch, weights)
     if not path.is_file():
         raise missing_weights(model, str(path), command)
     try:

@@ -160,3 +160,19 @@ def test_wrong_or_partial_package_says_how_to_install(monkeypatch: pytest.Monkey
     with pytest.raises(VcrbenchError) as error:
         zoo_module.import_zoo()
     assert "version 1.0" in str(error.value) and zoo_module.INSTALL in str(error.value)
+
+
+@pytest.mark.parametrize("name,geometry", [("Wong2020Fast", "Crop288"),
+                                           ("Mo2022When_ViT-B", "Res224")])
+def test_imagenet_entries_of_another_field_of_view_are_refused_unless_accepted(
+        name: str, geometry: str) -> None:
+    from vcrbench.config import validate_config
+
+    config = {"dataset": {"source": "builtin"},
+              "models": [f"robustbench:{name}?threat=Linf"]}
+    with pytest.raises(VcrbenchError, match=f"{geometry}.*&geometry=run"):
+        validate_config(config)
+    config["models"] = [f"robustbench:{name}?threat=Linf&geometry=run"]
+    validate_config(config)
+    config["models"] = ["robustbench:Singh2023Revisiting_ViT-B-ConvStem?threat=Linf"]
+    validate_config(config)  # BicubicRes256Crop224: the run's crop up to the resize's filter

@@ -51,6 +51,10 @@ def test_a_trained_model_is_evaluated_even_when_not_listed(root: Path) -> None:
         ({"dataset": {"source": "cifar10", "split": "test"}}, "path is not set"),
         ({"models": ["efficientnet-lite0"]}, "classifies ImageNet's 1000 classes"),
         ({"models": ["trained:nothing"]}, "names no train entry"),
+        ({"models": ["robustbench:Standard?dataset=cifar100&threat=Linf"]},
+         "classifies cifar100's classes but the dataset has cifar10 labels"),
+        ({"models": ["robustbench:Standard_R50?threat=Linf"]},
+         r"ImageNet's 1000 classes .*robustbench:<name>\?dataset=cifar10"),
         ({"human": [{"format": "trials", "path": ".", "corruption": "gaussian_noise"}]},
          "human data"),
     ],
@@ -58,6 +62,24 @@ def test_a_trained_model_is_evaluated_even_when_not_listed(root: Path) -> None:
 def test_refusals_of_the_run(root: Path, changes: dict, message: str) -> None:
     config = _config(root, **changes)
     with pytest.raises(VcrbenchError, match=message):
+        validate_config(config)
+
+
+def test_robustbench_cifar_models_are_accepted_at_32_px_only(root: Path) -> None:
+    zoo = "robustbench:Standard?dataset=cifar10&threat=Linf"
+    config = validate_config(_config(root, models=[zoo]))
+    assert evaluated_models(config) == [zoo, "trained:net"]
+    config = _config(root, models=[zoo])
+    config["dataset"]["size"] = 224
+    with pytest.raises(VcrbenchError, match="takes CIFAR's 32 x 32 images"):
+        validate_config(config)
+
+
+def test_robustbench_cifar_models_are_refused_on_imagenet_labels(tmp_path: Path) -> None:
+    config = {"dataset": {"source": "builtin"},
+              "models": ["robustbench:Standard?dataset=cifar10&threat=Linf"]}
+    with pytest.raises(VcrbenchError, match="classifies cifar10's classes but the dataset has "
+                                            "imagenet labels"):
         validate_config(config)
 
 
