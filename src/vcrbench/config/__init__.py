@@ -161,16 +161,19 @@ def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int
     model but RobustBench's CIFAR zoos; on CIFAR labels models trained here, models fine-tuned
     from them and RobustBench entries of that dataset (32 px images, ``dataset.size:
     native``)."""
-    from vcrbench.data.datasets import dataset_side
+    from vcrbench.data.datasets import NATIVE, dataset_side
     from vcrbench.models.registry import check_zoo_geometry, model_label_space
 
     for name in evaluated_models(config):
         # a fine-tuned entry's base was checked by check_native_finetune (a model trained here)
         if name.startswith(TRAINED_PREFIX) or name in finetuned:
             continue
-        answers = model_label_space(name)
-        if answers == "imagenet" == space:
-            check_zoo_geometry(name)
+        try:
+            answers = model_label_space(name)
+        except VcrbenchError:
+            continue  # a name of another section, refused there with its key (check_reva, ...)
+        if answers == "imagenet" == space and config["dataset"]["size"] != NATIVE:
+            check_zoo_geometry(name, config["dataset"]["crop"])
         if answers is None or answers == space:
             if answers in ("cifar10", "cifar100") and dataset_side(config["dataset"]) != 32:
                 raise VcrbenchError(

@@ -46,6 +46,11 @@ def check_dataset(dataset: Mapping[str, Any], key: str) -> None:
             f"config: {key}.categories16_only / exclude_categories16 select ImageNet classes; "
             f"{key} has CIFAR labels, which have no 16-class category"
         )
+    if dataset.get("size") == "native" and dataset.get("crop", "res256-crop224") != \
+            "res256-crop224":
+        raise VcrbenchError(
+            f"config: {key}.crop is {dataset['crop']} but {key}.size is native (the images as "
+            "they are, never cropped); remove crop or set size: 224")
     if dataset["categories16_only"] and dataset["exclude_categories16"]:
         raise VcrbenchError(
             f"config: {key}.categories16_only and {key}.exclude_categories16 exclude each other; "

@@ -50,6 +50,12 @@ IMAGE_SIZE = 224
 RESIZE_SHORT_SIDE = 256
 #: ``dataset.size``: the prepared 224 crop, or the images as they are.
 NATIVE = "native"
+#: ``dataset.crop``: how a 224 x 224 image is prepared (RobustBench's names of the geometries):
+#: short side 256 with a bilinear or bicubic filter then the centre 224 crop, or the whole image
+#: resized to 224 x 224. The first is the default; the others travel as the prepared ``size``
+#: (:func:`prepare_pil`, :func:`index_size`).
+DEFAULT_CROP = "res256-crop224"
+CROPS = (DEFAULT_CROP, "bicubic-res256-crop224", "res224")
 #: Schema metadata keys of an index whose images keep their native size (``native``, and the
 #: side in px).
 SIZE_METADATA = b"vcrbench.image_size"
@@ -162,7 +168,10 @@ def to_rgb(image: Image.Image) -> Image.Image:
 
 def prepare_pil(image: Image.Image, size: int | str = IMAGE_SIZE) -> np.ndarray:
     """Resize (short side 256, bilinear) and centre-crop a PIL image: (224, 224, 3) uint8 RGB;
-    with ``size`` ``"native"`` the image as it is, (H, W, 3) uint8 RGB."""
+    with ``size`` ``"native"`` the image as it is, (H, W, 3) uint8 RGB; with a crop of
+    :data:`CROPS` that crop (``bicubic-res256-crop224``: the resize bicubic; ``res224``: the
+    whole image resized to 224 x 224, bilinear), as torchvision's ``Resize`` / ``CenterCrop``
+    do on PIL images."""
     image = to_rgb(image)
     width, height = image.size
     if min(width, height) < 32:
@@ -172,15 +181,21 @@ def prepare_pil(image: Image.Image, size: int | str = IMAGE_SIZE) -> np.ndarray:
         )
     if size == NATIVE:
         return np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
-    if size != IMAGE_SIZE:
-        raise VcrbenchError(f"image size {size!r} is not one of {IMAGE_SIZE}, {NATIVE}")
+    if size == "res224":
+        image = image.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
+        return np.ascontiguousarray(np.asarray(image, dtype=np.uint8))
+    if size not in (IMAGE_SIZE, DEFAULT_CROP, "bicubic-res256-crop224"):
+        raise VcrbenchError(
+            f"image size {size!r} is not one of {IMAGE_SIZE}, {NATIVE}, {', '.join(CROPS)}")
+    resample = (Image.Resampling.BICUBIC if size == "bicubic-res256-crop224"
+                else Image.Resampling.BILINEAR)
     scale = RESIZE_SHORT_SIDE / min(width, height)
     size = (
         (RESIZE_SHORT_SIDE, int(height * scale))
         if width <= height
         else (int(width * scale), RESIZE_SHORT_SIDE)
     )
-    image = image.resize(size, Image.Resampling.BILINEAR)
+    image = image.resize(size, resample)
     left = int(round((size[0] - IMAGE_SIZE) / 2.0))
     top = int(round((size[1] - IMAGE_SIZE) / 2.0))
     image = image.crop((left, top, left + IMAGE_SIZE, top + IMAGE_SIZE))
@@ -611,6 +626,8 @@ def build_index(
     if size == NATIVE:
         table = table.replace_schema_metadata({SIZE_METADATA: NATIVE.encode(),
                                                SIDE_METADATA: str(shape[0]).encode()})
+    elif size in CROPS and size != DEFAULT_CROP:
+        table = table.replace_schema_metadata({SIZE_METADATA: str(size).encode()})
     return table, skipped
 
 
@@ -633,9 +650,11 @@ def _check_native_shape(entry: IndexEntry, shape: tuple, first: tuple | None,
 
 
 def index_size(index: pa.Table) -> int | str:
-    """``"native"`` for an index of native-size images (:func:`build_index`), else 224."""
+    """``"native"`` for an index of native-size images (:func:`build_index`), the crop of
+    :data:`CROPS` it was prepared with when not the default, else 224."""
     metadata = index.schema.metadata or {}
-    return NATIVE if metadata.get(SIZE_METADATA) == NATIVE.encode() else IMAGE_SIZE
+    recorded = metadata.get(SIZE_METADATA, b"").decode()
+    return recorded if recorded == NATIVE or recorded in CROPS else IMAGE_SIZE
 
 
 def index_side(index: pa.Table) -> int:
@@ -661,9 +680,17 @@ def build_index_from_config(dataset: dict) -> tuple[pa.Table, int]:
         exclude_categories16=dataset["exclude_categories16"],
         classes=dataset.get("classes", "imagenet"),
         split=dataset.get("split", "test"),
-        size=dataset.get("size", IMAGE_SIZE),
+        size=prepared_size(dataset),
         per_class=dataset.get("per_class"),
     )
+
+
+def prepared_size(dataset: dict) -> int | str:
+    """The ``size`` a config dataset block prepares its images at: ``"native"``, 224 (the
+    default crop) or its ``crop``."""
+    size = dataset.get("size", IMAGE_SIZE)
+    crop = dataset.get("crop", DEFAULT_CROP)
+    return size if size == NATIVE or crop == DEFAULT_CROP else crop
 
 
 def load_images(paths: list[str], size: int | str = IMAGE_SIZE) -> np.ndarray:

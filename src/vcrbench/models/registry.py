@@ -249,15 +249,22 @@ def robustbench_options(spec: ModelSpec) -> tuple[str, str, str | None]:
             spec.options.get("model_dir"))
 
 
-def check_zoo_geometry(name: str) -> None:
+#: RobustBench's ImageNet geometries -> the ``dataset.crop`` values that show a model what its
+#: zoo evaluation shows it (the two 256/224 crops differ only in the resize filter).
+ZOO_CROPS = {"Res256Crop224": ("res256-crop224", "bicubic-res256-crop224"),
+             "BicubicRes256Crop224": ("bicubic-res256-crop224", "res256-crop224"),
+             "Res224": ("res224",), "Crop288": ()}
+
+
+def check_zoo_geometry(name: str, crop: str) -> None:
     """A RobustBench ImageNet entry sees what its zoo evaluation shows it, or says it cannot.
 
-    The run prepares every image once (short side 256, bilinear, centre crop 224) and shows
-    that array, corrupted, to every model. That is the zoo's ``Res256Crop224`` and, up to the
-    resize's interpolation, ``BicubicRes256Crop224``. ``Res224`` (the whole image squashed to
-    224 px) and ``Crop288`` (a 288 px crop of the raw image) see another part of the image at
-    another scale, which no run prepares yet: such a model is refused unless its name accepts
-    the run's crop with ``geometry=run`` (its clean accuracy then differs from the zoo's).
+    The run prepares every image once, as ``dataset.crop`` says, and shows that array,
+    corrupted, to every model. A zoo entry whose geometry shows another field of view (the
+    whole image squashed to 224 px against a centre crop; ``Crop288``, a 288 px crop of the raw
+    image, which no run prepares yet) is refused, naming the crop to set, unless its name
+    accepts the run's crop with ``geometry=run`` (its clean accuracy then differs from the
+    zoo's). ``Res256Crop224`` and ``BicubicRes256Crop224`` accept both 256/224 crops.
     """
     spec = parse_model_name(name)
     if spec.kind != "robustbench" or spec.options.get("geometry", "zoo") == "run":
@@ -268,15 +275,16 @@ def check_zoo_geometry(name: str) -> None:
     from vcrbench.models.robustbench_zoo import resolve
 
     geometry = resolve(spec.target, dataset, threat, model_dir).preprocessing
-    if geometry in ("Res224", "Crop288"):
-        shown = ("the whole image resized to 224 x 224" if geometry == "Res224"
-                 else "a 288 px centre crop of the raw image")
-        raise VcrbenchError(
-            f"model {name!r}: RobustBench evaluates it on {shown} ({geometry}), but runs "
-            "prepare every image as the 224 px centre crop of the image resized to 256 px, and "
-            f"{geometry} runs are not built yet; add &geometry=run to its name to evaluate it on "
-            "the run's crop (resized to its input), knowing its clean accuracy will differ from "
-            "the zoo's")
+    if crop in ZOO_CROPS[geometry]:
+        return
+    fix = (f"set dataset.crop: {ZOO_CROPS[geometry][0]} for this run, or "
+           if ZOO_CROPS[geometry] else
+           "no run prepares 288 px crops of the raw images yet (not built); ")
+    raise VcrbenchError(
+        f"model {name!r}: RobustBench evaluates it on its {geometry} geometry, but this run "
+        f"prepares its images as {crop}; {fix}add &geometry=run to its name to evaluate it on "
+        "the run's images (resized to its input), knowing its clean accuracy will differ from "
+        "the zoo's")
 
 
 def model_label_space(name: str) -> str | None:

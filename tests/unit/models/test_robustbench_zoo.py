@@ -162,17 +162,52 @@ def test_wrong_or_partial_package_says_how_to_install(monkeypatch: pytest.Monkey
     assert "version 1.0" in str(error.value) and zoo_module.INSTALL in str(error.value)
 
 
-@pytest.mark.parametrize("name,geometry", [("Wong2020Fast", "Crop288"),
-                                           ("Mo2022When_ViT-B", "Res224")])
-def test_imagenet_entries_of_another_field_of_view_are_refused_unless_accepted(
-        name: str, geometry: str) -> None:
+@pytest.mark.parametrize("name,crop,fix", [
+    ("Wong2020Fast", None, "not built"),
+    ("Mo2022When_ViT-B", "res224", "dataset.crop: res224"),
+    ("Singh2023Revisiting_ViT-B-ConvStem", "bicubic-res256-crop224",
+     "dataset.crop: bicubic-res256-crop224"),
+])
+def test_imagenet_entries_see_their_zoo_geometry_or_are_refused(
+        name: str, crop: str | None, fix: str) -> None:
     from vcrbench.config import validate_config
 
-    config = {"dataset": {"source": "builtin"},
-              "models": [f"robustbench:{name}?threat=Linf"]}
-    with pytest.raises(VcrbenchError, match=f"{geometry}.*&geometry=run"):
+    model = f"robustbench:{name}?threat=Linf"
+    other = "res224" if crop != "res224" else "res256-crop224"
+    config = {"dataset": {"source": "builtin", "crop": other}, "models": [model]}
+    with pytest.raises(VcrbenchError, match=f"prepares its images as {other}; .*{fix}"):
         validate_config(config)
-    config["models"] = [f"robustbench:{name}?threat=Linf&geometry=run"]
+    config["models"] = [f"{model}&geometry=run"]
     validate_config(config)
-    config["models"] = ["robustbench:Singh2023Revisiting_ViT-B-ConvStem?threat=Linf"]
-    validate_config(config)  # BicubicRes256Crop224: the run's crop up to the resize's filter
+    if crop is not None:
+        for accepted in zoo_module_crops(crop):
+            validate_config({"dataset": {"source": "builtin", "crop": accepted},
+                             "models": [model]})
+
+
+def zoo_module_crops(crop: str) -> list[str]:
+    """The run crops a zoo entry prepared as ``crop`` accepts (both 256/224 filters)."""
+    return [crop] if crop == "res224" else ["res256-crop224", "bicubic-res256-crop224"]
+
+
+@pytest.mark.parametrize("crop,transform", [
+    ("res256-crop224", "bilinear"), ("bicubic-res256-crop224", "bicubic"), ("res224", None)])
+def test_prepared_crops_are_torchvisions_transforms(crop: str, transform: str | None) -> None:
+    """The run's crops against RobustBench's own definitions, written with torchvision's
+    transforms on PIL images (the independent reference)."""
+    from PIL import Image
+    from torchvision import transforms
+
+    from vcrbench.data.datasets import prepare_pil
+
+    rng = np.random.default_rng(0)
+    for size in ((500, 375), (333, 500), (640, 427)):
+        image = Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8))
+        if transform is None:
+            reference = transforms.Resize([224, 224])(image)
+        else:
+            mode = transforms.InterpolationMode(transform)
+            reference = transforms.Compose([transforms.Resize(256, interpolation=mode),
+                                            transforms.CenterCrop(224)])(image)
+        np.testing.assert_array_equal(prepare_pil(image, crop if crop != "res256-crop224"
+                                                  else 224), np.asarray(reference))
