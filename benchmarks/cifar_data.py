@@ -14,9 +14,9 @@ since 60,000 small JPEG decodes take about 20 s.
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +84,10 @@ def load(source: str | Path, cache: str | Path | None = None) -> tuple[CifarSpli
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] != "pack":
-        sys.exit("usage: python benchmarks/cifar_data.py pack CIFAR_FOLDER OUT.cifarpack.npz")
-    pack(Path(sys.argv[2]), Path(sys.argv[3]))
+    parser = argparse.ArgumentParser(description="Pack a CIFAR class-folder copy to travel.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    packing = commands.add_parser("pack", help="write SOURCE's images as a .cifarpack.npz")
+    packing.add_argument("source", type=Path, help="a class-folder copy (train/, test/)")
+    packing.add_argument("out", type=Path, help="the packed file (OUT.cifarpack.npz)")
+    args = parser.parse_args()
+    pack(args.source, args.out)

@@ -37,6 +37,24 @@ def snakemake(
 # --------------------------------------------------------------------------- shared helpers
 
 TEST_CONFIG = REPO / "config" / "test.yaml"
+#: The configs (an overlay: two files, space-separated) that ``test_dry_run_of_every_config``
+#: dry-runs; a documented command that is only one of these with ``--cores`` is that same run.
+DRY_RUN_CONFIGS = (
+    "config.yaml",
+    "config/test.yaml",
+    "config/imagenet.yaml",
+    "config/imagenet-sample.yaml",
+    "config/finetune-sample.yaml",
+    "config/reva-sample.yaml",
+    "config/cifar10.yaml",
+    "config/test-cifar.yaml",
+    "config/reva-cifar10.yaml",
+    "config/reva-cifar10-paper.yaml",
+    "config/control-vcr-retraining-cifar10.yaml",
+    "config/control-noc-overlap-cifar10.yaml",
+    "config/control-reva-weak-cifar10.yaml",
+    "config/control-reva-weak-cifar10.yaml config/control-reva-unselected-cifar10.yaml",
+)
 #: A user's own ``file:`` model, evaluated next to EfficientNet-Lite0 in the tiny run. Its path
 #: is relative to the run's working folder (:func:`tiny_workdir` copies it there), so the model's
 #: name, and with it every keyed bootstrap of its curves, is the same wherever the checkout is.

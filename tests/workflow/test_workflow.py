@@ -9,6 +9,7 @@ import subprocess
 import pyarrow.parquet as pq
 import pytest
 from helpers.workflow import (
+    DRY_RUN_CONFIGS,
     REPO,
     SNAKEMAKE,
     TEST_CONFIG,
@@ -41,25 +42,7 @@ def _checkout_beside_shared(tmp_path):
     return workdir
 
 
-@pytest.mark.parametrize(
-    "configfile",
-    [
-        "config.yaml",
-        "config/test.yaml",
-        "config/imagenet.yaml",
-        "config/imagenet-sample.yaml",
-        "config/finetune-sample.yaml",
-        "config/reva-sample.yaml",
-        "config/cifar10.yaml",
-        "config/test-cifar.yaml",
-        "config/reva-cifar10.yaml",
-        "config/reva-cifar10-paper.yaml",
-        "config/control-vcr-retraining-cifar10.yaml",
-        "config/control-noc-overlap-cifar10.yaml",
-        "config/control-reva-weak-cifar10.yaml",
-        "config/control-reva-weak-cifar10.yaml config/control-reva-unselected-cifar10.yaml",
-    ],
-)
+@pytest.mark.parametrize("configfile", DRY_RUN_CONFIGS)
 def test_dry_run_of_every_config(configfile, tmp_path):
     extra = []
     workdir = tmp_path
