@@ -66,6 +66,8 @@ def check(argv: list[str]) -> str | None:
                 from snakemake.cli import get_argument_parser
 
                 get_argument_parser().parse_args(argv[1:])
+            elif argv[1:2] == ["-c"]:
+                compile(argv[2], "<python -c>", "exec")  # its Python must at least compile
             else:
                 _parse_script(argv[1:])
     except SystemExit as stop:
