@@ -6,7 +6,9 @@
 - a packed file (``.cifarpack.npz``, written by ``python benchmarks/cifar_data.py pack SRC
   OUT``): every JPEG's bytes after the prefix all of them share (the JPEG headers: 623 of the
   916 bytes of an image of the shared copy), so the whole set travels in about 18 MB to a
-  machine without ``../shared`` and decodes to exactly the same pixels.
+  machine without ``../shared`` and decodes to exactly the same pixels; ``python
+  benchmarks/cifar_data.py unfold PACK FOLDER`` writes it back as the class folders, byte for
+  byte (for a workflow run there).
 
 Either is decoded once and cached as an uncompressed ``.npz`` with ``cache`` (``--cache``),
 since 60,000 small JPEG decodes take about 20 s.
@@ -49,6 +51,23 @@ def pack(folder: Path, out: Path) -> None:
     np.savez_compressed(out, **arrays)
 
 
+def unfold(path: Path, folder: Path) -> int:
+    """Write a pack's JPEGs back as ``folder/{train,test}/<class>/<id>.jpg``, byte for byte the
+    files it was packed from (a workflow config's class-folder copy on a host without
+    ``../shared``); returns the number of files."""
+    data = np.load(path)
+    prefix = data["prefix"].tobytes()
+    count = 0
+    for split in SPLITS:
+        raw, offsets = data[f"{split}_bytes"].tobytes(), data[f"{split}_offsets"]
+        for image_id, a, b in zip(data[f"{split}_ids"], offsets[:-1], offsets[1:], strict=True):
+            target = folder / f"{image_id}.jpg"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(prefix + raw[a:b])
+            count += 1
+    return count
+
+
 def _unpack(path: Path) -> tuple[CifarSplit, CifarSplit]:
     data = np.load(path)
     prefix = data["prefix"].tobytes()
@@ -84,10 +103,17 @@ def load(source: str | Path, cache: str | Path | None = None) -> tuple[CifarSpli
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="Pack a CIFAR class-folder copy to travel.")
+    parser = argparse.ArgumentParser(description="Pack a CIFAR class-folder copy to travel, "
+                                     "or unfold a pack back into class folders.")
     commands = parser.add_subparsers(dest="command", required=True)
     packing = commands.add_parser("pack", help="write SOURCE's images as a .cifarpack.npz")
     packing.add_argument("source", type=Path, help="a class-folder copy (train/, test/)")
     packing.add_argument("out", type=Path, help="the packed file (OUT.cifarpack.npz)")
+    unfolding = commands.add_parser("unfold", help="write a pack's images as class folders")
+    unfolding.add_argument("pack", type=Path, help="a .cifarpack.npz")
+    unfolding.add_argument("folder", type=Path, help="where train/ and test/ are written")
     args = parser.parse_args()
-    pack(args.source, args.out)
+    if args.command == "pack":
+        pack(args.source, args.out)
+    else:
+        print(f"{unfold(args.pack, args.folder)} files")

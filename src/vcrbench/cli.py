@@ -1,5 +1,5 @@
 """Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config | results |
-wheelhouse``.
+wheelhouse | train-slice``.
 
 Each subcommand is a thin wrapper over a library function, with the same image preparation as
 the pipeline where it matters.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -232,6 +233,21 @@ def _wheelhouse(args: argparse.Namespace) -> None:
           f"{', '.join(manifest['skipped']) or 'nothing'}")
 
 
+def _train_slice(args: argparse.Namespace) -> None:
+    from vcrbench.training.slice_run import run_slice
+
+    report = run_slice(args.configfile, args.minutes, args.out, carry=args.carry,
+                       targets=args.targets or ["train"], cores=args.cores,
+                       snakemake_args=shlex.split(args.snakemake), margin=args.margin,
+                       stop_after_epochs=args.stop_after_epochs, snakefile=args.snakefile)
+    for name, epochs in report.after.items():
+        state = "done" if name in report.done else f"{epochs} epochs"
+        print(f"{name}: {state} (had {report.before[name]})")
+    print(f"{report.stopped}; snakemake exit code {report.returncode}")
+    print("packed: " + ", ".join(f"{p} ({p.stat().st_size / 2**20:.1f} MiB)"
+                                 for p in report.packed))
+
+
 def _columns(columns: Sequence[str], wanted: Sequence[str], strict: bool = True) -> list[str]:
     """The ``wanted`` columns in that order, each with its interval columns (``R``: ``R_lo``,
     ``R_hi``); unknown ones an error (``strict``) or left out."""
@@ -338,6 +354,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="check this environment against FOLDER/wheelhouse.json instead")
     p.set_defaults(func=_wheelhouse)
+
+    p = sub.add_parser(
+        "train-slice",
+        help="train a workflow's models for a limited time, resumable on another host",
+        description="Run the workflow's training for at most MINUTES, stopping between "
+        "epochs, and pack every finished epoch into OUT (at most 8 files of 16 MiB); the next "
+        "slice, on this host or a fresh one, resumes from that pack given as --carry "
+        "(docs/cifar.md, 'Training in slices'). Run from the repository root.",
+    )
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="Snakemake targets (default: train, every train entry's model)")
+    p.add_argument("--configfile", nargs="+", required=True, metavar="FILE")
+    p.add_argument("--minutes", type=float, required=True,
+                   help="the slice's whole budget, restoring and packing included")
+    p.add_argument("--out", type=Path, required=True, help="the folder to pack into")
+    p.add_argument("--carry", type=Path, metavar="DIR",
+                   help="a previous slice's pack (its folder); none: a first slice")
+    p.add_argument("--cores", type=int, default=1)
+    p.add_argument("--margin", type=float, default=30.0,
+                   help="seconds kept for stopping and packing (default 30)")
+    p.add_argument("--stop-after-epochs", type=int, metavar="N",
+                   help="also stop once N epochs finished in this slice")
+    p.add_argument("--snakefile", type=Path,
+                   help="the workflow (default: ./Snakefile; the run is in this folder)")
+    p.add_argument("--snakemake", default="", metavar="'ARGS'",
+                   help="more Snakemake options, one quoted string, e.g. '--resources gpu=1'")
+    p.set_defaults(func=_train_slice)
     return parser
 
 
