@@ -15,6 +15,13 @@ CIFAR10_ENTRIES = (
     ("Rice2020Overfitting", "cifar10", "L2", "bare"),
     ("Hendrycks2020AugMix_WRN", "cifar10", "corruptions", "state_dict"),
 )
+#: Architectures that take scalar values of their own tensors while being built, which the meta
+#: device cannot give (benchmarks/bench_zoo_architectures.py builds them on the CPU).
+NOT_ON_META = frozenset({
+    ("cifar10", "Linf", "Kang2021Stable"), ("cifar10", "Linf", "Bai2024MixedNUTS"),
+    ("cifar100", "Linf", "Bai2024MixedNUTS"), ("imagenet", "Linf", "Bai2024MixedNUTS"),
+    ("imagenet", "Linf", "Amini2024MeanSparse_Swin-L"), ("imagenet", "Linf", "Xu2024MIMIR_Swin-B"),
+    ("imagenet", "Linf", "Xu2024MIMIR_Swin-L")})
 #: An entry whose file holds two models (RobustBench takes ``last``).
 KIREEV = ("Kireev2021Effectiveness_AugMixNoJSD", "cifar10", "corruptions", "last")
 

@@ -10,7 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers.zoo_files import CIFAR10_ENTRIES, KIREEV, write_checkpoint, zoo_model_string
+from helpers.zoo_files import (
+    CIFAR10_ENTRIES,
+    KIREEV,
+    NOT_ON_META,
+    write_checkpoint,
+    zoo_model_string,
+)
 
 from vcrbench.errors import VcrbenchError
 from vcrbench.models import load_model, parse_model_name, predict
@@ -22,15 +28,6 @@ from vcrbench.models.sources import _DownloadBlocked, no_downloads
 BOARD_SIZES = {("cifar10", "Linf"): 76, ("cifar10", "L2"): 21, ("cifar10", "corruptions"): 17,
                ("cifar100", "Linf"): 38, ("cifar100", "L2"): 0, ("cifar100", "corruptions"): 12,
                ("imagenet", "Linf"): 30, ("imagenet", "L2"): 0, ("imagenet", "corruptions"): 12}
-#: Architectures that take scalar values of their own tensors while being built, which the meta
-#: device cannot give (they are built on the CPU by benchmarks/bench_zoo_architectures.py).
-NOT_ON_META = {("cifar10", "Linf", "Kang2021Stable"), ("cifar10", "Linf", "Bai2024MixedNUTS"),
-               ("cifar100", "Linf", "Bai2024MixedNUTS"), ("imagenet", "Linf", "Bai2024MixedNUTS"),
-               ("imagenet", "Linf", "Amini2024MeanSparse_Swin-L"),
-               ("imagenet", "Linf", "Xu2024MIMIR_Swin-B"),
-               ("imagenet", "Linf", "Xu2024MIMIR_Swin-L")}
-
-
 def _all_entries() -> list[tuple[str, str, str]]:
     return [(dataset, threat, name) for dataset in zoo_module.DATASETS
             for threat in zoo_module.THREATS for name in zoo_module.entries(dataset, threat)]
