@@ -161,7 +161,7 @@ def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int
     model but RobustBench's CIFAR zoos; on CIFAR labels models trained here, models fine-tuned
     from them and RobustBench entries of that dataset (32 px images, ``dataset.size:
     native``)."""
-    from vcrbench.data.datasets import NATIVE, dataset_side
+    from vcrbench.data.datasets import DEFAULT_CROP, NATIVE, dataset_side
     from vcrbench.models.registry import check_zoo_geometry, model_label_space
 
     for name in evaluated_models(config):
@@ -173,7 +173,7 @@ def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int
         except VcrbenchError:
             continue  # a name of another section, refused there with its key (check_reva, ...)
         if answers == "imagenet" == space and config["dataset"]["size"] != NATIVE:
-            check_zoo_geometry(name, config["dataset"]["crop"])
+            check_zoo_geometry(name, config["dataset"].get("crop", DEFAULT_CROP))
         if answers is None or answers == space:
             if answers in ("cifar10", "cifar100") and dataset_side(config["dataset"]) != 32:
                 raise VcrbenchError(
