@@ -18,12 +18,12 @@ ImageNet class names (``open_clip.IMAGENET_CLASSNAMES``). Preprocessing: the mod
 a tag's mean/std and interpolation (OpenAI CLIP's and bicubic by default), a file's from its
 architecture's config; the 224 crop is resized to the image size.
 
-Text embeddings artifact: encoding the 1000 prompts costs as much as classifying a few hundred
-images (ViT-B-32: about 100 s of one core), so the workflow does it once per model and run
-(rule ``openclip_text_embeddings``) into ``<models_dir>/<model slug>/text-embeddings.parquet``
-(:func:`write_text_embeddings`). :func:`load_openclip` reads that file when it is there and
-refuses one made for another model, prompt or class list; without it (``vcrbench predict``)
-it encodes the prompts itself.
+Text embeddings artifact: encoding the 1000 prompts takes over a minute of one core (ViT-B-32:
+80 CPU seconds on an AMD EPYC, benchmarks/bench_openclip_embeddings.py), so the workflow does it
+once per model and run (rule ``openclip_text_embeddings``) into
+``<models_dir>/<model slug>/text-embeddings.parquet`` (:func:`write_text_embeddings`).
+:func:`load_openclip` reads that file when it is there and refuses one made for another model,
+prompt, class list or weights; without it (``vcrbench predict``) it encodes the prompts itself.
 """
 
 from __future__ import annotations
