@@ -61,3 +61,26 @@ rule predict_shard:
         corruption_batch=config["vif"]["batch_size"],
     script:
         "../workflow_scripts/predict_shard.py"
+
+
+# An openclip: model's text embeddings of the 1000 class prompts, made once per model and run
+# (the prediction jobs read them through model_checkpoint).
+rule openclip_text_embeddings:
+    input:
+        weights=openclip_local_checkpoint,
+    output:
+        embeddings=f"{RESULTS}/models/{{model}}/{TEXT_EMBEDDINGS_FILE}",
+    log:
+        f"{RESULTS}/logs/models/{{model}}/text-embeddings.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/models/{{model}}/text-embeddings.tsv"
+    conda:
+        "../envs/vision.yaml"
+    threads: config["threads"]["predict"]
+    resources:
+        mem_mb=6000,
+        runtime=60,
+    params:
+        model=model_name,
+    script:
+        "../workflow_scripts/openclip_text_embeddings.py"

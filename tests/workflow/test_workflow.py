@@ -61,6 +61,7 @@ def test_dry_run_of_every_config(configfile, tmp_path):
     job_stats = [line.split() for line in result.stdout.splitlines()]
     planned = {row[0] for row in job_stats if len(row) == 2 and row[1].isdigit()}
     assert {"index", "samples", "score", "predict_shard", "curves", "summary"} <= planned, planned
+    assert "openclip_text_embeddings" not in planned, planned  # no openclip: model
     if configfile == "config/finetune-sample.yaml":
         assert {"finetune_epoch", "retraining_table", "overlap_report"} <= planned, planned
     if configfile == "config/cifar10.yaml":  # fastnet's 8 epochs, then the 14 corruptions
@@ -123,6 +124,7 @@ def test_dry_run_of_every_config(configfile, tmp_path):
         ("models=[resnet-9000]", "models[0]"),
         ("samplng={n: 5}", "unknown key 'samplng'"),
         ("device=tpu", "allowed values: auto, cpu, cuda"),
+        ("models=['openclip:ViT-B-32?pretrained=no-such-checkpoint.pt']", "does not exist"),
     ],
 )
 def test_bad_config_stops_before_any_job(override, message, tmp_path):
@@ -131,6 +133,28 @@ def test_bad_config_stops_before_any_job(override, message, tmp_path):
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_an_openclip_models_prompts_are_encoded_once_for_all_its_prediction_jobs(tmp_path):
+    (tmp_path / "b32.pt").write_bytes(b"")  # a local checkpoint: only its existence is checked
+    result = snakemake("-n", "--configfile", str(TEST_CONFIG), "--config",
+                       "models=[efficientnet-lite0, openclip:ViT-B-32/openai, "
+                       "'openclip:ViT-B-32?pretrained=b32.pt']", workdir=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = re.findall(r"^rule (\w+):\n((?:    .*\n)+)", result.stdout, flags=re.MULTILINE)
+    for slug, weights in [("openclip-ViT-B-32-openai", None),
+                          ("openclip-ViT-B-32-pretrained-b32.pt", "b32.pt")]:
+        embeddings = f"results/tiny/models/{slug}/text-embeddings.parquet"
+        made = [(rule, re.search(r"input: (.*)", body)) for rule, body in jobs
+                if f"output: {embeddings}" in body]
+        assert [rule for rule, _ in made] == ["openclip_text_embeddings"], made
+        assert (made[0][1] and made[0][1].group(1)) == weights  # remade when the file changes
+        readers = sorted(rule for rule, body in jobs
+                         if re.search(rf"input: .*{re.escape(embeddings)}", body))
+        # the model's clean predictions, its two corruptions' shards and their ImageNet-C shards
+        assert readers == (["imagenet_c_predict_shard"] * 2 + ["predict_clean"]
+                           + ["predict_shard"] * 2), readers
+    assert len([rule for rule, _ in jobs if rule == "predict_clean"]) == 3  # Lite0's too
 
 
 def test_tiny_run_summary_has_values_in_unit_interval(tiny_run):

@@ -8,6 +8,7 @@ Accepted names (:data:`MODEL_FORMS`)::
     robustbench:<name>[?dataset=imagenet|cifar10|cifar100&threat=corruptions|Linf|L2&
                  model_dir=<dir>&geometry=zoo|run]            robustbench:Standard?dataset=cifar10
     openclip:<arch>/<pretrained>                                 openclip:ViT-B-32/openai
+    openclip:<arch>?pretrained=<checkpoint file>                 openclip:ViT-B-32?pretrained=b32.pt
     file:<path.py>                                               file:my_model.py
     finetuned:<name> | finetuned:<checkpoint.pt>                 finetuned:lite0-gaussian-noise
 
@@ -69,7 +70,8 @@ MODEL_FORMS: tuple[str, ...] = (
     "timm:<model>[?pretrained=true|false&seed=<int>]  e.g. timm:resnet50.a1_in1k",
     "robustbench:<name>[?dataset=imagenet|cifar10|cifar100&threat=corruptions|Linf|L2&"
     "model_dir=<dir>]  e.g. robustbench:Standard?dataset=cifar10&threat=Linf (the zoo extra)",
-    "openclip:<arch>/<pretrained>  e.g. openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
+    "openclip:<arch>/<pretrained> | openclip:<arch>?pretrained=<checkpoint file>  e.g. "
+    "openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
     "file:<path.py>  a Python file defining `model` or `build_model()`",
     "finetuned:<name>  a model of the run's finetune list (or finetuned:<checkpoint.pt>)",
     "trained:<name>  a model of the run's train list, trained from scratch (or "
@@ -86,7 +88,7 @@ _OPTIONS: dict[str, dict[str, tuple[str, ...] | None]] = {
     "robustbench": {"dataset": ("imagenet", "cifar10", "cifar100"),
                     "threat": ("corruptions", "linf", "l2"), "model_dir": None,
                     "geometry": ("zoo", "run")},
-    "openclip": {},
+    "openclip": {"pretrained": None},
     "file": {},
     "finetuned": {},
     "trained": {},
@@ -183,8 +185,9 @@ def parse_model_name(name: str) -> ModelSpec:
     """Validate a model name without loading weights; :class:`VcrbenchError` when invalid.
 
     Checks the form and options; torchvision architectures and timm names against the
-    installed packages; ``file:`` paths for existence. RobustBench and OpenCLIP names are
-    checked for form only (their packages are optional).
+    installed packages; ``file:`` paths and OpenCLIP ``?pretrained=`` checkpoints for
+    existence. RobustBench and OpenCLIP names are otherwise checked for form only (their
+    packages are optional).
     """
     if not isinstance(name, str) or not name.strip():
         raise _unknown(str(name), "empty")
@@ -232,11 +235,9 @@ def parse_model_name(name: str) -> ModelSpec:
 
         check_timm_name(target)
     elif kind == "openclip":
-        arch, slash, tag = target.partition("/")
-        if not slash or not arch or not tag or "/" in tag:
-            raise _unknown(
-                name, "openclip: needs <arch>/<pretrained>, e.g. openclip:ViT-B-32/openai"
-            )
+        from vcrbench.models.openclip_zoo import check_name
+
+        check_name(name, target, options)
     return spec
 
 
@@ -387,8 +388,9 @@ def load_model(
         pre = Preprocessing(entry.input_side, IDENTITY_MEAN, IDENTITY_STD, "bilinear")
         classes = entry.classes
     elif spec.kind == "openclip":
-        arch, _, tag = spec.target.partition("/")
-        module, pre, description = sources.load_openclip(arch, tag)
+        from vcrbench.models.openclip_zoo import load_openclip
+
+        module, pre, description = load_openclip(spec.name, spec.target, options, models_dir)
     else:
         module, pre, description = sources.load_file(spec.target)
     module = module.to(torch.device(device)).eval()

@@ -1,5 +1,5 @@
-"""Model loaders per source: torchvision, timm, OpenCLIP and user files (RobustBench's zoo:
-:mod:`vcrbench.models.robustbench_zoo`).
+"""Model loaders per source: torchvision, timm and user files (RobustBench's zoo:
+:mod:`vcrbench.models.robustbench_zoo`; OpenCLIP: :mod:`vcrbench.models.openclip_zoo`).
 
 Every loader returns ``(module, preprocessing, description)`` for a 1000-class ImageNet
 classifier in eval mode on the CPU. Nothing is downloaded at run time: pretrained weights are
@@ -28,8 +28,6 @@ import torch
 
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.preprocess import (
-    CLIP_MEAN,
-    CLIP_STD,
     IMAGENET_MEAN,
     IMAGENET_STD,
     PreprocessFn,
@@ -39,8 +37,6 @@ from vcrbench.models.random_init import init_seed, seeded_construction
 
 Loaded = tuple[torch.nn.Module, PreprocessFn, str]
 
-#: The zero-shot prompt of ``openclip:`` models.
-OPENCLIP_PROMPT = "a picture of {}"
 
 
 # --------------------------------------------------------------------------- caches and guards
@@ -324,116 +320,6 @@ def load_timm(name: str, pretrained: bool = True, seed: int = 0) -> Loaded:
         interpolation = "bicubic"
     pre = Preprocessing(int(height), tuple(config["mean"]), tuple(config["std"]), interpolation)
     return module.eval(), pre, description
-
-
-# --------------------------------------------------------------------------- OpenCLIP
-
-
-class ZeroShotClassifier(torch.nn.Module):
-    """CLIP image encoder + fixed text embeddings of the 1000 class prompts -> (B, 1000) logits.
-
-    ``logits = exp(logit_scale) * normalise(image_features) @ text_features.T``.
-    """
-
-    def __init__(self, clip: torch.nn.Module, text_features: torch.Tensor) -> None:
-        super().__init__()
-        self.clip = clip
-        self.register_buffer("text_features", text_features)
-        self.register_buffer("scale", clip.logit_scale.detach().exp().reshape(()))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        image = self.clip.encode_image(x)
-        image = image / image.norm(dim=-1, keepdim=True)
-        return self.scale * image @ self.text_features.to(image.dtype).T
-
-
-def _openclip_weights_file(arch: str, tag: str, cfg: dict) -> str:
-    """Local file of an OpenCLIP pretrained tag (HF cache, then ~/.cache/clip), else the error."""
-    if cfg.get("file"):
-        return str(cfg["file"])
-    expected: list[str] = []
-    if cfg.get("hf_hub"):
-        repo_id, filename = os.path.split(cfg["hf_hub"])
-        filename = filename or "open_clip_pytorch_model.bin"
-        candidates = [filename]
-        if filename == "open_clip_pytorch_model.bin":
-            candidates.insert(0, "open_clip_model.safetensors")
-        elif filename.endswith((".bin", ".pth")):
-            candidates.insert(0, filename[:-4] + ".safetensors")
-        found = _hf_cached(repo_id, candidates)
-        if found:
-            return found
-        expected.append(_hf_expected(repo_id, " or ".join(candidates)))
-    if cfg.get("url"):
-        path = Path(os.path.expanduser("~/.cache/clip")) / os.path.basename(
-            urlparse(cfg["url"]).path
-        )
-        if path.is_file():
-            return str(path)
-        expected.append(str(path))
-    raise missing_weights(
-        f"openclip:{arch}/{tag}", " or ".join(expected) or "?", _openclip_command(arch, tag)
-    )
-
-
-def _openclip_command(arch: str, tag: str) -> str:
-    return (
-        f"python -c \"import open_clip; open_clip.create_model_and_transforms('{arch}', "
-        f"pretrained='{tag}'); open_clip.get_tokenizer('{arch}')\""
-    )
-
-
-def load_openclip(arch: str, tag: str) -> Loaded:
-    """OpenCLIP ``arch`` with pretrained ``tag`` as a zero-shot ImageNet classifier.
-
-    Text side: the prompt "a picture of {class}" for OpenCLIP's ImageNet class names
-    (``open_clip.IMAGENET_CLASSNAMES``), one prompt per class, embeddings L2-normalised.
-    Preprocessing: the pretrained config's image size, mean/std (OpenAI CLIP's by default) and
-    interpolation (bicubic by default); the 224 crop is resized to the image size.
-    """
-    model = f"openclip:{arch}/{tag}"
-    try:
-        import open_clip
-    except ImportError:
-        raise _missing_dependency("openclip", "open_clip_torch") from None
-    cfg = open_clip.get_pretrained_cfg(arch, tag)
-    if not cfg:
-        tags = open_clip.list_pretrained_tags_by_model(arch)
-        raise VcrbenchError(
-            f"{model}: OpenCLIP has no pretrained {tag!r} for {arch!r}; "
-            f"known tags: {', '.join(tags) or 'none (unknown architecture?)'}"
-        )
-    path = _openclip_weights_file(arch, tag, cfg)
-    command = _openclip_command(arch, tag)
-    try:
-        with no_downloads():
-            clip = open_clip.create_model(
-                arch, pretrained=path, force_quick_gelu=bool(cfg.get("quick_gelu", False))
-            )
-            clip = clip.eval()
-            tokenizer = open_clip.get_tokenizer(arch)
-    except _DownloadBlocked as blocked:
-        raise missing_weights(model, blocked.target, command) from None
-    except Exception as error:  # an HF config/tokenizer not in the cache (offline mode)
-        raise VcrbenchError(
-            f"{model}: loading failed ({type(error).__name__}: {error}); if a "
-            f"file was missing, fetch it with:\n    {command}"
-        ) from error
-    prompts = [OPENCLIP_PROMPT.format(c) for c in open_clip.IMAGENET_CLASSNAMES]
-    with torch.inference_mode():
-        features = torch.cat(
-            [clip.encode_text(tokenizer(prompts[i : i + 100])) for i in range(0, len(prompts), 100)]
-        )
-        features = features / features.norm(dim=-1, keepdim=True)
-    size = open_clip.get_model_preprocess_cfg(clip).get("size", 224)
-    size = int(size[0] if isinstance(size, (tuple, list)) else size)
-    interpolation = cfg.get("interpolation", "bicubic")
-    interpolation = interpolation if interpolation in ("bilinear", "bicubic") else "bicubic"
-    pre = Preprocessing(
-        size, tuple(cfg.get("mean", CLIP_MEAN)), tuple(cfg.get("std", CLIP_STD)), interpolation
-    )
-    module = ZeroShotClassifier(clip, features.clone()).eval()
-    return module, pre, f"{model}, zero-shot with prompt {OPENCLIP_PROMPT.format('{class}')!r}"
 
 
 # --------------------------------------------------------------------------- user files
