@@ -89,8 +89,8 @@ def extract(path: Path) -> list[DocCommand]:
     prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for span in INLINE.finditer(prose):
         code = " ".join(span["code"].split())
-        if re.fullmatch(r"vcrbench(?: [a-z-]+)?", code):
-            continue  # the name of a command in a sentence, not a command line
+        if re.fullmatch(r"vcrbench(?: [a-z-]+)?|snakemake|python3?", code):
+            continue  # the name of a program or command in a sentence, not a command line
         for command in _commands_of(code):
             found.append((_line_of(prose, span.start()), command))
     commands = []
