@@ -21,8 +21,9 @@ Key and counter of one block of 4 words:
 Draws on top (all batched: ``seeds`` ``(B,)`` → ``(B, *shape)``, no loop over samples), and
 the words each element takes (element ``i`` in C order of ``shape``):
 
-- :func:`uniform`: float32 ``(w >> 8) / 2**24`` from word ``i``; float64 53 bits from words
-  ``2i, 2i+1``. ``open_interval=True`` gives ``(0, 1)`` (``(m + 1/2) / 2**23`` or ``2**52``).
+- :func:`uniform`: float32 ``(w >> 8) / 2**24`` from word ``i``; float64 ``m / 2**53``, ``m``
+  the top 27 bits of word ``2i`` then the top 26 of word ``2i+1``. ``open_interval=True`` gives
+  ``(0, 1)``: ``(m + 1/2) / 2**23`` (float32) or ``/ 2**52`` (float64, 26 + 26 bits).
 - :func:`normal`: Box–Muller on pairs: elements ``2k, 2k+1`` are ``r cos θ, r sin θ`` from words
   ``2k, 2k+1`` (float32: ``u1 = (2w + 1) / 2**33`` so ``|z| <= 6.77``, a tail of 1.3e-11 cut) or
   ``4k .. 4k+3`` (float64: 52-bit ``u1``, ``|z| <= 8.6``).
@@ -33,9 +34,10 @@ the words each element takes (element ``i`` in C order of ``shape``):
 - :func:`poisson`: rate ``< 10`` by inversion of a 32-bit uniform (word ``i``, sequential search
   over a float64 CDF, a fixed number of terms such that the tail beyond is below ``2**-40``);
   rate ``>= 10`` by PTRS (Hörmann 1993, transformed rejection with squeeze), round ``r`` of
-  element ``i`` taking the two 52-bit uniforms of block ``(i, stream, 1 + r)``; elements still
-  rejected after :data:`PTRS_ROUNDS` rounds (each round rejects under 15 %, so under 1e-26)
-  take a rounded normal approximation.
+  element ``i`` taking the two 52-bit uniforms of block ``(i, stream, 1 + r)``; an element still
+  rejected after :data:`PTRS_ROUNDS` rounds takes a rounded normal approximation from block
+  ``(i, stream, 1 + PTRS_ROUNDS)`` (a round rejects 25 % at rate 10, 12 % at 1000, so the
+  fallback's probability is under ``0.25**32``, 5e-20 a draw).
 
 Integer words, uniforms, integers and permutations are bit-identical on every device (integer
 and power-of-two arithmetic only). Normals and Poisson draws use ``log``/``cos``/``sin``/
@@ -136,7 +138,11 @@ def keys(seeds: Sequence[int] | torch.Tensor,
             raise TypeError(f"philox seeds must be an int64 tensor, got {seeds.dtype}")
         out = seeds.to(device) if device is not None else seeds
     else:
-        values = [int(s) for s in seeds]
+        try:
+            values = [int(s) for s in seeds]
+        except TypeError as error:
+            raise ValueError("philox seeds must be one-dimensional (B,): a sequence of "
+                             f"integers, got {seeds!r}") from error
         if any(s < 0 or s >= 2**63 for s in values):
             raise ValueError("philox seeds must be integers in [0, 2**63) (a samples table's "
                              f"seed column), got {values}")
@@ -184,10 +190,10 @@ def _size(shape: int | Sequence[int]) -> tuple[tuple[int, ...], int]:
     return shape, math.prod(shape)
 
 
-def _float64_bits(w: torch.Tensor, bits: int) -> torch.Tensor:
-    """The ``bits``-bit integers (52 or 53) made of word pairs ``(2i, 2i+1)``: ``(B, n/2)``."""
-    high = bits // 2
-    return ((w[:, 0::2] >> (32 - high)) << (bits - high)) | (w[:, 1::2] >> (32 - bits + high))
+def _bits(high: torch.Tensor, low: torch.Tensor, bits: int) -> torch.Tensor:
+    """``bits``-bit integers (52 or 53): the top ``bits - 26`` bits of the words ``high``, then
+    the top 26 of ``low``."""
+    return ((high >> (58 - bits)) << 26) | (low >> 6)
 
 
 def _uniform_from_words(w: torch.Tensor, dtype: torch.dtype, open_interval: bool) -> torch.Tensor:
@@ -196,8 +202,8 @@ def _uniform_from_words(w: torch.Tensor, dtype: torch.dtype, open_interval: bool
             return ((w >> 9).to(torch.float32) + 0.5) * 2.0**-23
         return (w >> 8).to(torch.float32) * 2.0**-24
     if open_interval:
-        return (_float64_bits(w, 52).to(torch.float64) + 0.5) * 2.0**-52
-    return _float64_bits(w, 53).to(torch.float64) * 2.0**-53
+        return (_bits(w[:, 0::2], w[:, 1::2], 52).to(torch.float64) + 0.5) * 2.0**-52
+    return _bits(w[:, 0::2], w[:, 1::2], 53).to(torch.float64) * 2.0**-53
 
 
 def _check_float(dtype: torch.dtype) -> None:
@@ -230,8 +236,8 @@ def normal(seeds: Sequence[int] | torch.Tensor, shape: int | Sequence[int], stre
         u2 = (w[:, 1::2] >> 8).to(torch.float32) * 2.0**-24
     else:
         w = words(seeds, 4 * pairs, stream, device=device)
-        u1 = (_float64_bits(w[:, 0::2], 52).to(torch.float64) + 0.5) * 2.0**-52
-        u2 = _float64_bits(w[:, 1::2], 53).to(torch.float64) * 2.0**-53
+        u1 = (_bits(w[:, 0::4], w[:, 1::4], 52).to(torch.float64) + 0.5) * 2.0**-52
+        u2 = _bits(w[:, 2::4], w[:, 3::4], 53).to(torch.float64) * 2.0**-53
     radius = (u1.log() * -2.0).sqrt()
     angle = u2 * (2.0 * math.pi)
     z = torch.stack((radius * angle.cos(), radius * angle.sin()), dim=-1)
@@ -328,14 +334,14 @@ def _poisson_ptrs(key: torch.Tensor, index: torch.Tensor, rate: torch.Tensor,
         w = torch.stack(philox4x32((c0[pending], c1[pending], stream, 1 + r),
                                    (k0[pending], k1[pending])), dim=1)
         if r == PTRS_ROUNDS:
-            u1 = (_float64_bits(w[:, 0:2], 52).squeeze(1).to(torch.float64) + 0.5) * 2.0**-52
-            u2 = _float64_bits(w[:, 2:4], 52).squeeze(1).to(torch.float64) * 2.0**-52
+            u1 = (_bits(w[:, 0], w[:, 1], 52).to(torch.float64) + 0.5) * 2.0**-52
+            u2 = _bits(w[:, 2], w[:, 3], 52).to(torch.float64) * 2.0**-52
             z = (u1.log() * -2.0).sqrt() * torch.cos(u2 * (2.0 * math.pi))
             lam = rate[pending]
             out[pending] = torch.floor(lam + lam.sqrt() * z + 0.5).clamp(min=0.0)
             break
-        u = (_float64_bits(w[:, 0:2], 52).squeeze(1).to(torch.float64) + 0.5) * 2.0**-52
-        v = (_float64_bits(w[:, 2:4], 52).squeeze(1).to(torch.float64) + 0.5) * 2.0**-52
+        u = (_bits(w[:, 0], w[:, 1], 52).to(torch.float64) + 0.5) * 2.0**-52
+        v = (_bits(w[:, 2], w[:, 3], 52).to(torch.float64) + 0.5) * 2.0**-52
         k, accepted = _ptrs_round(rate[pending], u, v)
         out[pending[accepted]] = k[accepted]
         pending = pending[~accepted]
