@@ -162,25 +162,27 @@ def _check_ids(stream: int, sub: int) -> None:
 
 
 def words(seeds: Sequence[int] | torch.Tensor, n: int, stream: int, sub: int = 0,
-          device: torch.device | str | None = None) -> torch.Tensor:
+          device: torch.device | str | None = None, start: int = 0) -> torch.Tensor:
     """``(B, n)`` random 32-bit words (int64 values in ``[0, 2**32)``): word ``j`` of sample
-    ``b`` is word ``j mod 4`` of block ``(j div 4, stream, sub)`` under seed ``b``."""
+    ``b`` is word ``(start + j) mod 4`` of block ``((start + j) div 4, stream, sub)`` under
+    seed ``b`` (``start`` draws a slice of a longer run of words)."""
     key = keys(seeds, device)
     _check_ids(stream, sub)
-    if n < 0:
-        raise ValueError(f"philox word count must be non-negative, got {n}")
-    blocks = -(-n // 4)
+    if n < 0 or start < 0:
+        raise ValueError(f"philox word count and start must be non-negative, got {n}, {start}")
+    first, blocks = start // 4, -(-(start + n) // 4) - start // 4
     k = key.unsqueeze(1)
     k = (k & MASK32, k >> 32)
     out = torch.empty((key.shape[0], blocks, 4), dtype=torch.int64, device=key.device)
     step = max(1, CPU_CHUNK // max(1, key.shape[0])) if key.device.type == "cpu" else blocks
-    for start in range(0, blocks, step):
-        index = torch.arange(start, min(start + step, blocks), dtype=torch.int64,
+    for at in range(0, blocks, step):
+        index = torch.arange(first + at, first + min(at + step, blocks), dtype=torch.int64,
                              device=key.device)
         block = philox4x32((index & MASK32, index >> 32, int(stream), int(sub)), k)
         for lane, word in enumerate(block):
-            out[:, start:start + step, lane] = word
-    return out.reshape(key.shape[0], 4 * blocks)[:, :n]
+            out[:, at:at + step, lane] = word
+    skip = start - 4 * first
+    return out.reshape(key.shape[0], 4 * blocks)[:, skip:skip + n]
 
 
 def _size(shape: int | Sequence[int]) -> tuple[tuple[int, ...], int]:
@@ -363,11 +365,21 @@ def poisson(seeds: Sequence[int] | torch.Tensor, rate: torch.Tensor, stream: int
     if lam.numel() and not bool(((lam >= 0) & (lam <= MAX_RATE)).all()):
         raise ValueError(f"poisson: rates must be finite and in [0, 2**52], got values in "
                          f"[{float(lam.min())}, {float(lam.max())}] (NaN counts as bad)")
+    out = torch.empty(lam.shape, dtype=torch.int64, device=lam.device)
     n = lam.shape[1]
+    step = max(1, CPU_CHUNK // (4 * max(1, key.shape[0]))) if key.device.type == "cpu" else n
+    for start in range(0, n, step):
+        part = lam[:, start:start + step]
+        out[:, start:start + step] = _poisson_part(key, part, start, stream)
+    return out.reshape(rate.shape)
+
+
+def _poisson_part(key: torch.Tensor, lam: torch.Tensor, start: int, stream: int) -> torch.Tensor:
+    """:func:`poisson` of the elements ``start ..`` of each sample (``lam`` ``(B, m)``)."""
     large = lam >= PTRS_MIN_RATE
-    u = words(key, n, stream).to(torch.float64) * 2.0**-32
+    u = words(key, lam.shape[1], stream, start=start).to(torch.float64) * 2.0**-32
     out = _poisson_inversion(torch.where(large, 0.0, lam), u)
     if bool(large.any()):
         row, col = large.nonzero(as_tuple=True)
-        out[row, col] = _poisson_ptrs(key[row], col, lam[row, col], stream)
-    return out.reshape(rate.shape)
+        out[row, col] = _poisson_ptrs(key[row], col + start, lam[row, col], stream)
+    return out

@@ -370,3 +370,15 @@ def test_cuda_gives_the_cpu_integers():
 def test_bad_input_is_refused_with_a_reason(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+def test_words_from_a_start_are_a_slice_of_the_run(monkeypatch):
+    run = philox.words(SEEDS, 50, 3)
+    for start, n in ((1, 3), (13, 21), (4, 8), (49, 1), (50, 0)):
+        assert torch.equal(philox.words(SEEDS, n, 3, start=start), run[:, start:start + n])
+    # CPU chunks (here of 1 block) change no word and no Poisson draw
+    rates = torch.linspace(0.0, 40.0, 99, dtype=torch.float64).repeat(len(SEEDS), 1)
+    whole = philox.poisson(SEEDS, rates, 3)
+    monkeypatch.setattr(philox, "CPU_CHUNK", 1)
+    assert torch.equal(philox.words(SEEDS, 50, 3), run)
+    assert torch.equal(philox.poisson(SEEDS, rates, 3), whole)
