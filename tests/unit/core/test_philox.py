@@ -382,3 +382,47 @@ def test_words_from_a_start_are_a_slice_of_the_run(monkeypatch):
     monkeypatch.setattr(philox, "CPU_CHUNK", 1)
     assert torch.equal(philox.words(SEEDS, 50, 3), run)
     assert torch.equal(philox.poisson(SEEDS, rates, 3), whole)
+
+
+@pytest.mark.parametrize("rate", [10.0, 30.0, 1000.0])
+def test_ptrs_law_with_two_million_draws(rate):
+    """PTRS alone, fed torch's uniforms (fast, so 2e6 draws): a chi-square with the power to
+    see a wrong hat or squeeze constant (the 100,000 Philox draws above need not)."""
+    g = torch.Generator().manual_seed(int(rate))
+    n = 2_000_000
+    draws = torch.full((n,), -1.0, dtype=torch.float64)
+    pending = torch.arange(n)
+    while pending.numel():
+        u, v = (torch.rand(pending.numel(), generator=g, dtype=torch.float64) for _ in "uv")
+        k, accepted = philox._ptrs_round(torch.full_like(u, rate), u.clamp(min=1e-300), v)
+        draws[pending[accepted]] = k[accepted]
+        pending = pending[~accepted]
+    draws = draws.numpy().astype(np.int64)
+    low, high = int(stats.poisson.ppf(1e-5, rate)), int(stats.poisson.ppf(1 - 1e-5, rate))
+    ks = np.arange(low, high + 1)
+    expected = stats.poisson.pmf(ks, rate)
+    expected[0], expected[-1] = stats.poisson.cdf(low, rate), stats.poisson.sf(high - 1, rate)
+    counts = np.bincount(np.clip(draws, low, high) - low, minlength=ks.size)
+    assert chi_square_pvalue(counts, expected) > 1e-3
+
+
+@pytest.mark.parametrize("rate", [10.0, 47.5, 1000.0, 1e7])
+def test_ptrs_is_numpys_ptrs_on_the_same_uniforms(rate):
+    """numpy's Poisson for rates >= 10 is PTRS too, taking (U + 1/2, V) from ``random()``
+    until it accepts: fed the same doubles, every accepted pair of ours is numpy's next draw."""
+    draws = np.random.default_rng(7).poisson(rate, size=20_000)
+    doubles = torch.from_numpy(np.random.default_rng(7).random(2 * 40_000))
+    u, v = doubles[0::2], doubles[1::2]
+    k, accepted = philox._ptrs_round(torch.full_like(u, rate), u, v)
+    assert torch.equal(k[accepted][:draws.size].to(torch.int64), torch.from_numpy(draws))
+
+
+def test_inversion_is_the_quantile_of_scipys_cdf():
+    """Small rates: the draw of uniform u is the number of CDF values <= u (scipy's CDF)."""
+    rates = torch.tensor([0.0, 1e-3, 0.5, 3.0, 9.99], dtype=torch.float64)
+    u = philox.words([9], 50_000, 0)[0].double() / 2**32
+    got = philox._poisson_inversion(rates[:, None].expand(-1, u.numel()), u.expand(5, -1))
+    for row, rate in enumerate(rates.tolist()):
+        cdf = stats.poisson.cdf(np.arange(60), rate)
+        expected = np.searchsorted(cdf, u.numpy(), side="right")
+        assert (got[row].numpy() != expected).sum() == 0
