@@ -62,3 +62,18 @@ def test_a_model_the_run_lacks_is_named(tmp_path):
                            {"finetuned:net-noise": "net-noise", "finetuned:other": "other"})
     with pytest.raises(VcrbenchError, match="give the folder of a finished run"):
         retraining_control(tmp_path / "missing", "a", "b", {})
+
+
+def test_the_command_finds_each_models_curves_by_its_folder_name(tmp_path, capsys):
+    from vcrbench.cli import main
+
+    levels = {m: np.full(20, r) for m, (_, r) in MODELS.items()}
+    _run(tmp_path, levels)
+    for model, (slug, _) in MODELS.items():  # the folders the workflow names (model_slug)
+        (tmp_path / "curves" / slug).rename(tmp_path / "curves" / model.replace(":", "-"))
+    out = tmp_path / "control.md"
+    assert main(["control", "retraining", "--run", str(tmp_path), "--model",
+                 "finetuned:net-noise", "--control", "finetuned:net-control",
+                 "--out", str(out)]) == 0
+    assert "0.500 → 0.620 (+0.120 [+0.120, +0.120])" in capsys.readouterr().out
+    assert out.read_text().startswith("# finetuned:net-noise against its control")
