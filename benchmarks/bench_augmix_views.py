@@ -20,8 +20,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import machine  # noqa: E402
-from cifar_data import load  # noqa: E402
 
+from vcrbench.data.cifar_pack import load  # noqa: E402
 from vcrbench.training.augmix import AUGMIX_OPS, augmix_view, draw_augmix  # noqa: E402
 from vcrbench.training.augmix_batch import augmix_views  # noqa: E402
 from vcrbench.training.spec import AugMixSettings  # noqa: E402

@@ -37,8 +37,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import machine  # noqa: E402
-from cifar_data import load  # noqa: E402
 
+from vcrbench.data.cifar_pack import load  # noqa: E402
+from vcrbench.training.cifar_c import balanced_subset, load_model, pgd_images  # noqa: E402
 from vcrbench.training.scratch import (  # noqa: E402
     ADVERSARIAL_METHODS,
     AUGMIX_METHODS,
@@ -60,14 +61,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def counterparts(args, train, out: Path, device: torch.device) -> np.ndarray:
     """The PGD counterparts of the training images on ``--standard`` (cached in ``out``)."""
-    from cifar_models import load_bench_model, pgd_images
-
     cache = out / (f"counterparts-{args.pgd_steps}-{args.pgd_eps:.5f}-{args.pgd_alpha:.5f}-"
                    f"{len(train.labels)}.npy")
     if cache.is_file():
         return np.load(cache)
     start = time.perf_counter()
-    model, recipe = load_bench_model(args.standard, device, "fp32")
+    model, recipe = load_model(args.standard, device, "fp32")
     images = pgd_images(model, recipe, train.images, train.labels, list(train.image_ids),
                         steps=args.pgd_steps, eps=args.pgd_eps, alpha=args.pgd_alpha,
                         seed=args.seed, device=device)
@@ -147,8 +146,6 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     train, test = load(args.data, args.cache)
     if args.train_per_class:
-        from bench_cifar_c import balanced_subset
-
         keep = balanced_subset(train.labels, 10 * args.train_per_class, args.seed)
         train = type(train)(train.images[keep], train.labels[keep],
                             tuple(train.image_ids[i] for i in keep), train.classes)

@@ -25,12 +25,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import emit, machine  # noqa: E402
-from cifar_data import load  # noqa: E402
 
 from vcrbench.core.seeding import noise_seed  # noqa: E402
 from vcrbench.corruptions.registry import corrupt_uint8  # noqa: E402
 from vcrbench.corruptions.sampling import uniform_samples  # noqa: E402
 from vcrbench.corruptions.sets import expand_sets  # noqa: E402
+from vcrbench.data.cifar_pack import load  # noqa: E402
 from vcrbench.vif import delta_v, vif_small  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

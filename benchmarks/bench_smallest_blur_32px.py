@@ -19,9 +19,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_output import emit  # noqa: E402
-from cifar_data import load  # noqa: E402
 
 from vcrbench.corruptions.registry import corrupt_uint8  # noqa: E402
+from vcrbench.data.cifar_pack import load  # noqa: E402
 from vcrbench.vif import delta_v, vif_small  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@
 # training seconds, loss, accuracy; the summary last). DEADLINE_S > 0 stops every run before an
 # epoch that would end after DEADLINE_S seconds from this script's start (state saved, no
 # model.pt: a cut cosine schedule is not the recipe). Evaluate the models afterwards with
-# bench_cifar_c.py (CIFAR-10-C-style errors and PGD, paired against Standard).
+# vcrbench cifar-c (CIFAR-10-C-style errors and PGD, paired against Standard).
 #
 #   benchmarks/reva_methods_gpu.sh OUT [EPOCHS=100] [ARCH=allconvnet-augmix] \
 #       [DATA=.device/cifar10.cifarpack.npz] [DEADLINE_S=0]

@@ -1,8 +1,9 @@
 """Command line: ``vcrbench corruptions | corrupt | vif | predict | check-config | results |
-wheelhouse | train-slice``.
+control | job-costs | cifar-c | wheelhouse | train-slice``.
 
 Each subcommand is a thin wrapper over a library function, with the same image preparation as
-the pipeline where it matters.
+the pipeline where it matters; ``control``, ``job-costs`` and ``cifar-c`` are the analyses a
+reader runs on a finished experiment (docs/cifar.md, docs/reva.md, docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -200,6 +201,72 @@ def _results(args: argparse.Namespace) -> None:
         sys.stdout.write(render(table, args.format))
 
 
+def _emit(text: str, out: Path | None) -> None:
+    """Print an analysis's Markdown report and, with ``out``, write it there too."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+
+
+def _control_retraining(args: argparse.Namespace) -> None:
+    from vcrbench.config import model_slug
+    from vcrbench.vcr.controls import retraining_control
+
+    folders = {name: model_slug(name) for name in (args.model, args.control)}
+    _emit(retraining_control(args.run, args.model, args.control, folders), args.out)
+
+
+def _control_overlap(args: argparse.Namespace) -> None:
+    from vcrbench.overlap.control import overlap_control
+
+    _emit(overlap_control(args.run, args.corruption, args.near.split(","), args.far.split(","),
+                          [c for c in args.among.split(",") if c]), args.out)
+
+
+def _control_weak(args: argparse.Namespace) -> None:
+    from vcrbench.config import (
+        evaluated_models,
+        merge_configs,
+        model_slug,
+        read_configs,
+        validate_config,
+    )
+    from vcrbench.reva.control import weak_control
+    from vcrbench.vcr.estimation import fit_curves_configured
+
+    raw = read_configs(args.configfile)
+    config = validate_config(raw)
+    model = args.model or (config["reva"]["models"] or evaluated_models(config))[0]
+    baseline = (None if args.baseline is None
+                else validate_config(merge_configs(raw, read_configs([args.baseline]))))
+    _emit(weak_control(config, model, model_slug(model), fit_curves_configured,
+                       baseline_config=baseline), args.out)
+
+
+def _job_costs(args: argparse.Namespace) -> None:
+    from vcrbench.core.job_costs import job_costs_report
+    from vcrbench.host import machine
+
+    _emit(job_costs_report(args.run, machine("cpu"), against=args.against, isa=args.isa,
+                           log=args.log), args.out)
+
+
+def _cifar_c(args: argparse.Namespace) -> None:
+    import time
+
+    from vcrbench.data.cifar_pack import load
+    from vcrbench.host import machine
+    from vcrbench.training.cifar_c import cifar_c_report
+
+    start = time.perf_counter()
+    _, test = load(args.data, args.cache)
+    _emit(cifar_c_report(test, args.model, baseline=args.baseline, images=args.images,
+                         corruptions=args.corruptions, pgd_steps=args.pgd_steps,
+                         pgd_eps=args.pgd_eps, precision=args.precision, device=args.device,
+                         seed=args.seed, machine=machine(args.device), start=start), args.out)
+
+
 def _wheelhouse(args: argparse.Namespace) -> None:
     from vcrbench.host import HOST_PACKAGES, OPTIONAL_PACKAGES, build_wheelhouse, check_host
 
@@ -329,6 +396,86 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where runs differ in columns (two versions), keep the union of the "
                    "columns, null where a run lacks one, instead of stopping")
     p.set_defaults(func=_results)
+
+    p = sub.add_parser(
+        "control",
+        help="the positive controls, read off a finished run's tables (docs/cifar.md)",
+        description="A positive control of a finished run, read off its tables (nothing "
+        "recomputed but reading 3 of weak): retraining (VCR: a model fine-tuned with an "
+        "augmentation against the same fine-tuning without it), overlap (NOC: Gaussian noise's "
+        "overlap with near and far corruptions) or weak (REVa part 1: R on the weak set against "
+        "the test images).",
+    )
+    controls = p.add_subparsers(dest="control", required=True)
+    c = controls.add_parser("retraining", help="a fine-tuned model against its control "
+                            "(vcrbench.vcr.controls)")
+    c.add_argument("--run", type=Path, required=True, help="a finished run's results folder")
+    c.add_argument("--model", required=True, help="the augmented fine-tuned model")
+    c.add_argument("--control", required=True, help="the same fine-tuning without it")
+    c.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
+    c.set_defaults(func=_control_retraining)
+    c = controls.add_parser("overlap", help="NOC's overlap control (vcrbench.overlap.control)")
+    c.add_argument("--run", type=Path, required=True, help="a finished run's results folder")
+    c.add_argument("--corruption", default="gaussian_noise")
+    c.add_argument("--near", default="shot_noise,impulse_noise")
+    c.add_argument("--far", default="brightness,fog")
+    c.add_argument("--among", default="",
+                   help="a comma-separated set of candidates: the overlaps among them")
+    c.add_argument("--out", type=Path, help="also write the Markdown here")
+    c.set_defaults(func=_control_overlap)
+    c = controls.add_parser("weak", help="REVa part 1's control (vcrbench.reva.control); run "
+                            "from the repository root")
+    c.add_argument("--configfile", type=Path, nargs="+", required=True,
+                   help="the run's config files, later ones overlaid as Snakemake does")
+    c.add_argument("--model", default=None, help="a validated model (default: the first)")
+    c.add_argument("--baseline", type=Path, default=None,
+                   help="a config overlaid on --configfile that runs the random baseline "
+                   "(config/control-reva-unselected-cifar10.yaml)")
+    c.add_argument("--out", type=Path, help="also write the Markdown here")
+    c.set_defaults(func=_control_weak)
+
+    p = sub.add_parser(
+        "job-costs",
+        help="where a finished run's time went, per rule (vcrbench.core.job_costs)",
+        description="Sum a finished run's Snakemake benchmark files (results/<run>/benchmarks/"
+        "<rule folder>/…tsv) per rule folder: jobs, wall and CPU seconds, largest job and "
+        "memory, with the machine; with --log, every job's wall time per rule from Snakemake's "
+        "log of the run (docs/architecture.md, 'Where the time goes').",
+    )
+    p.add_argument("run", type=Path, help="results/<run> of a finished run")
+    p.add_argument("--against", type=Path, help="a second run, side by side")
+    p.add_argument("--isa", default="", help="what ISA the run used, when it was capped")
+    p.add_argument("--log", type=Path,
+                   help="Snakemake's log of the run: every job's wall time per rule")
+    p.add_argument("--out", type=Path, help="also write the Markdown here")
+    p.set_defaults(func=_job_costs)
+
+    p = sub.add_parser(
+        "cifar-c",
+        help="CIFAR-10-C-style errors of a CIFAR-10 model trained from scratch",
+        description="Corrupt the CIFAR-10 test images (all, or --images of them, the same "
+        "number per class) with each corruption at CIFAR-10-C's five severities, classify "
+        "them with a from-scratch model.pt, and print the error per corruption and severity "
+        "and the mean corruption error with 95 %% bootstrap intervals; --baseline adds a "
+        "second model on the same images with paired intervals (vcrbench.training.cifar_c).",
+    )
+    p.add_argument("--model", required=True)
+    p.add_argument("--baseline", help="a second model.pt, evaluated on the same corrupted "
+                                      "images: paired intervals of model - baseline")
+    p.add_argument("--data", default="../shared/data/cifar10",
+                   help="a CIFAR-10 class-folder copy or .cifarpack.npz (default: "
+                   "../shared/data/cifar10)")
+    p.add_argument("--cache", help="an .npz to cache the decoded images in")
+    p.add_argument("--images", type=int, help="a class-balanced subset of the test set")
+    p.add_argument("--corruptions", default="imagenet-c")
+    p.add_argument("--pgd-steps", type=int, default=0,
+                   help="also the error on white-box PGD images (eps --pgd-eps, step 2/255)")
+    p.add_argument("--pgd-eps", type=float, default=8 / 255)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, help="also write the Markdown here")
+    p.set_defaults(func=_cifar_c)
 
     p = sub.add_parser(
         "wheelhouse",

@@ -9,7 +9,8 @@ requirement set for the host's Python and platform (``pip install --dry-run --re
 wheels only), builds wheels of the pure-Python packages that publish only source, leaves out the
 host's packages and what only they need (:func:`select`), downloads the rest and writes
 ``wheelhouse.json`` (what it holds, what it expects from the host). :func:`check_torch` is the
-start-up check the Snakefile and the command line run first.
+start-up check the Snakefile and the command line run first; :func:`machine` describes the
+hardware that measured figures come from.
 
 May import: :mod:`vcrbench.errors` only (``packaging`` and pip are third-party, used lazily).
 """
@@ -55,6 +56,11 @@ MANIFEST = "wheelhouse.json"
 
 
 # ----------------------------------------------------------------------------- version check
+
+
+#: The variables that cap the instruction set the libraries use (an AVX2-only CPU emulated on an
+#: AVX-512 one: oneDNN in torch and OpenVINO, ATen's kernels, numpy's dispatch).
+ISA_VARIABLES = ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES")
 
 
 def release(version: str) -> tuple[int, ...]:
@@ -119,6 +125,34 @@ def check_torch(versions: Mapping[str, str | None] | None = None) -> dict[str, s
             "does not exist'). Install the torchvision that matches the host's torch. Set "
             f"{SKIP_CHECK}=1 to try anyway.")
     return found
+
+
+def machine(device: str | object = "cpu") -> dict:
+    """The hardware figures come from: CPU model and ISA extensions, torch's threads and version,
+    the instruction-set cap in force (``ONEDNN_MAX_CPU_ISA``, ``ATEN_CPU_CAPABILITY``,
+    ``NPY_DISABLE_CPU_FEATURES``: docs/architecture.md), and the GPU's name for a CUDA
+    ``device`` (a ``torch.device`` or its name)."""
+    import platform
+
+    import torch
+
+    device = torch.device(device)
+    info = {"cpu": platform.processor() or platform.machine(), "threads": torch.get_num_threads(),
+            "torch": torch.__version__}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        info["cpu"] = next(line.split(":", 1)[1].strip() for line in text.splitlines()
+                           if line.startswith("model name"))
+        flags = next(line for line in text.splitlines() if line.startswith("flags")).split()
+        info["isa"] = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
+    except (OSError, StopIteration):
+        pass
+    cap = {name: os.environ[name] for name in ISA_VARIABLES if os.environ.get(name)}
+    if cap:
+        info["isa_cap"] = cap
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
 
 
 # ----------------------------------------------------------------------------- resolution

@@ -7,7 +7,9 @@ sampling modes, clashing folder names) and each section's own, next to its packa
 (:mod:`vcrbench.data.config`, :mod:`vcrbench.human.config`, :mod:`vcrbench.training.config`,
 :mod:`vcrbench.overlap.config`, :mod:`vcrbench.reva.config`). Every problem is one
 :class:`~vcrbench.errors.VcrbenchError` that names the key, what was wrong and the allowed
-values, before Snakemake schedules any job.
+values, before Snakemake schedules any job. :func:`read_configs` merges several config files
+as Snakemake merges several ``--configfile``s (:func:`merge_configs`), for the commands that
+read a run's results through its config.
 
 This package composes the others: it may import every package; none imports it (the workflow
 rules and the command line do).
@@ -20,6 +22,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from vcrbench.config.schema import fill_defaults, load_schema, schema_errors
 from vcrbench.corruptions import CORRUPTIONS
@@ -44,6 +48,33 @@ from vcrbench.training.config import (
 from vcrbench.training.train_config import TRAINED_PREFIX, check_train, trained_names
 
 __all__ = ["evaluated_models", "model_slug", "validate_config"]
+
+
+def merge_configs(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict:
+    """``overlay`` on a copy of ``base`` as Snakemake merges a later ``--configfile`` over an
+    earlier one: mappings key by key, at every depth; any other value (a list too) replaced."""
+    out = copy.deepcopy(dict(base))
+    for key, value in overlay.items():
+        if isinstance(value, Mapping):
+            below = out.get(key)
+            out[key] = merge_configs(below if isinstance(below, Mapping) else {}, value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def read_configs(paths: list[str | Path]) -> dict:
+    """The config files ``paths`` merged in order (:func:`merge_configs`), not yet validated."""
+    merged: dict = {}
+    for path in paths:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except OSError as error:
+            raise VcrbenchError(f"{path}: cannot read this config file ({error})") from None
+        if not isinstance(loaded, Mapping):
+            raise VcrbenchError(f"{path}: a config file is a YAML mapping of keys to values")
+        merged = merge_configs(merged, loaded)
+    return merged
 
 
 def validate_config(config: Mapping[str, Any], schema_path: str | Path | None = None) -> dict:

@@ -5,7 +5,8 @@ Parquet, CSV and Markdown), keyed randomness (:mod:`~vcrbench.core.seeding`: eve
 named constant, no torch; :mod:`~vcrbench.core.philox`: counter-based draws in torch, the same on
 every device and in any batch), the robustness properties and their one ``select``
 (:mod:`~vcrbench.core.properties`), shards (:mod:`~vcrbench.core.shards`) and the frame of a
-workflow job (:mod:`~vcrbench.core.jobs`: log, threads, user errors).
+workflow job (:mod:`~vcrbench.core.jobs`: log, threads, user errors), and where a finished
+run's time went (:mod:`~vcrbench.core.job_costs`: its jobs' benchmark files and Snakemake log).
 
 May import: :mod:`vcrbench.errors` and third-party packages (numpy, pyarrow) only.
 """

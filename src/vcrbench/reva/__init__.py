@@ -9,7 +9,8 @@ version of a set; :mod:`~vcrbench.reva.relative_errors` holds the clean error, u
 adversarial errors and the relative errors (Eq. 3–8) with image-level bootstrap intervals;
 :mod:`~vcrbench.reva.categories` the perturbation categories and :mod:`~vcrbench.reva.groups`
 the robust / non-robust groups; :mod:`~vcrbench.reva.weak_vs_all` R on the weak set against R
-on all images; :mod:`~vcrbench.reva.report` the report's tables and text (``reva_tables``) and
+on all images, read as part 1's positive control by :mod:`~vcrbench.reva.control`;
+:mod:`~vcrbench.reva.report` the report's tables and text (``reva_tables``) and
 :mod:`~vcrbench.reva.inputs` the cached tables it reads; :mod:`~vcrbench.reva.comparison`
 the comparison of training methods (Tables 2–5) with :mod:`~vcrbench.reva.signed_rank`, the
 Wilcoxon signed-rank test; :mod:`~vcrbench.reva.config` the ``reva`` section's checks and plan

@@ -11,7 +11,8 @@ the ``finetune`` section. VCR-Bench (Table 3) and NOC (one model per candidate) 
 it, and so do the training methods (:mod:`~vcrbench.training.methods`: AugMix, REVa⁻, REVa,
 with :mod:`~vcrbench.training.augmix` making the AugMix views, :mod:`~vcrbench.training.
 adversarial` the PGD counterparts and :mod:`~vcrbench.training.losses` the Jensen–Shannon and
-Eq. 2 losses).
+Eq. 2 losses). :mod:`~vcrbench.training.cifar_c` measures a model trained from scratch on
+CIFAR-10-C's severities (``vcrbench cifar-c``).
 
 May import: :mod:`vcrbench.core`, :mod:`vcrbench.data`, :mod:`vcrbench.corruptions`,
 :mod:`vcrbench.models`, :mod:`vcrbench.attacks` (PGD, for the counterparts); no paper

@@ -1,23 +1,27 @@
-"""benchmarks/bench_weak_control.py's fourth reading: the weak set of one run against the random
-baseline of another (``--baseline``), with the overlay merged as Snakemake merges two
-``--configfile``s, the same-model check, and weak − baseline recomputed by hand."""
+"""``vcrbench control weak`` (:mod:`vcrbench.reva.control`), its fourth reading: the weak set of
+one run against the random baseline of another (``--baseline``), with the overlay merged as
+Snakemake merges two ``--configfile``s, the same-model check, and weak − baseline recomputed by
+hand."""
 
 from __future__ import annotations
 
-import importlib.util
+import copy
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from snakemake.utils import update_config
 
+from vcrbench.config import merge_configs
 from vcrbench.core.tables import write_table
 from vcrbench.curves.areas import GRID
+from vcrbench.errors import VcrbenchError
+from vcrbench.reva.control import baseline_lines
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_weak_control.py"
-SPEC = importlib.util.spec_from_file_location("bench_weak_control", SCRIPT)
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
+
+def _unused_fit(*args, **kwargs):
+    raise AssertionError("every set here is clean-correct: nothing is fitted again")
 
 
 def test_the_overlay_merges_nested_keys_and_replaces_the_rest():
@@ -25,11 +29,17 @@ def test_the_overlay_merges_nested_keys_and_replaces_the_rest():
             "corruptions": ["fog", "snow"]}
     overlay = {"run": "b", "reva": {"weak": {"draw": "random-unselected"}},
                "corruptions": ["fog"]}
-    assert bench.merged(base, overlay) == {
+    assert merge_configs(base, overlay) == {
         "run": "b", "corruptions": ["fog"],
         "reva": {"weak": {"size": 10, "group_by": "class", "draw": "random-unselected"},
                  "models": ["m"]}}
     assert base["reva"]["weak"] == {"size": 10, "group_by": "class"}  # not changed
+    # Snakemake's own merge of two --configfiles, the reference
+    for a, b in ((base, overlay), (overlay, base), ({"x": 1}, {"x": {"y": 2}}),
+                 ({"x": {"y": 2}}, {"x": 1})):
+        expected = copy.deepcopy(a)
+        update_config(expected, b)
+        assert merge_configs(a, b) == expected
 
 
 def _set(folder: Path, ids: list[str], levels: dict[str, np.ndarray]) -> None:
@@ -58,7 +68,7 @@ def _set(folder: Path, ids: list[str], levels: dict[str, np.ndarray]) -> None:
 
 
 def test_weak_against_the_baseline_by_hand(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the bench reads results/ from the working directory
+    monkeypatch.chdir(tmp_path)  # the baseline's folder is results/<run> of the working one
     rng = np.random.default_rng(0)
     weak = {"accuracy": rng.uniform(0.4, 0.6, 40), "consistency": rng.uniform(0.4, 0.6, 40)}
     base = {"accuracy": rng.uniform(0.7, 0.9, 40), "consistency": rng.uniform(0.45, 0.55, 40)}
@@ -70,7 +80,7 @@ def test_weak_against_the_baseline_by_hand(tmp_path, monkeypatch):
         (folder / "models" / "fastnet" / "model.pt").write_bytes(b"weights")
     config = {"run": "b", "reva": {"weak": {"draw": "random-unselected"}}, "seed": 0,
               "binning": {}, "bootstrap": {}}
-    lines = bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
+    lines = baseline_lines(run, config, "m", "m", 10, ["fog"], ["fog"], _unused_fit)
     text = "\n".join(lines)
     assert "independent draws of the two disjoint sets" in text
     assert "the same model (fastnet: identical files) and ranking" in text
@@ -86,16 +96,16 @@ def test_weak_against_the_baseline_by_hand(tmp_path, monkeypatch):
     # a baseline that shares images with the weak set, or ranked the pool otherwise: refused
     write_table(pa.table({"image_id": ["w1", "b2", "b3"]}),
                 other / "reva" / "weak" / "index.parquet")
-    with pytest.raises(SystemExit, match="shares images with the weak set"):
-        bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
+    with pytest.raises(VcrbenchError, match="shares images with the weak set"):
+        baseline_lines(run, config, "m", "m", 10, ["fog"], ["fog"], _unused_fit)
     write_table(pa.table({"image_id": ["w1", "b1"], "rank": [2, 1], "selected": [False, True]}),
                 other / "reva" / "ranking.parquet")
-    with pytest.raises(SystemExit, match="ranked the pool differently"):
-        bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
+    with pytest.raises(VcrbenchError, match="ranked the pool differently"):
+        baseline_lines(run, config, "m", "m", 10, ["fog"], ["fog"], _unused_fit)
     # another model's weights in the baseline run, or a weakest-first "baseline": refused
     (other / "models" / "fastnet" / "model.pt").write_bytes(b"other weights")
-    with pytest.raises(SystemExit, match="trained different models"):
-        bench.baseline_lines(run, config, "m", 10, ["fog"], ["fog"])
-    with pytest.raises(SystemExit, match="random-unselected"):
-        bench.baseline_lines(run, {"run": "b", "reva": {"weak": {"draw": "weakest"}}}, "m", 10,
-                             ["fog"], ["fog"])
+    with pytest.raises(VcrbenchError, match="trained different models"):
+        baseline_lines(run, config, "m", "m", 10, ["fog"], ["fog"], _unused_fit)
+    with pytest.raises(VcrbenchError, match="random-unselected"):
+        baseline_lines(run, {"run": "b", "reva": {"weak": {"draw": "weakest"}}}, "m", "m", 10,
+                       ["fog"], ["fog"], _unused_fit)

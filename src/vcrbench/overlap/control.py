@@ -1,34 +1,28 @@
-"""The NOC overlap positive control (issue 32), read off a finished run's overlap tables.
+"""The NOC overlap positive control, read off a finished run's overlap tables (``vcrbench
+control overlap``; config/control-noc-overlap-cifar10.yaml).
 
 Fine-tuning on Gaussian noise is known to transfer to the other pixel noises and not to
 low-frequency changes, so its overlap score with shot and impulse noise must come out above its
-overlap with brightness and fog. This prints, for both robustness scores (``noc`` and ``vcr``):
-the overlap of ``--corruption`` with each ``--near`` and ``--far`` corruption with its 95 %
-interval, every near − far difference with its paired interval (replicate ``b`` of both scores
-resampled the same images: :func:`vcrbench.overlap.report.overlap_contrast`), how many overlap
-scores of the matrix are defined, and the benchmarks Algorithm 1 selects. With ``--among``
-(a comma-separated set, e.g. ImageNet-NOC's eight), the overlaps among that set: every pair's O
+overlap with brightness and fog. :func:`overlap_control` gives, for both robustness scores
+(``noc`` and ``vcr``): the overlap of ``corruption`` with each ``near`` and ``far`` corruption
+with its 95 % interval, every near − far difference with its paired interval (replicate ``b``
+of both scores resampled the same images: :func:`vcrbench.overlap.report.overlap_contrast`), how
+many overlap scores of the matrix are defined, and the benchmarks Algorithm 1 selects. With
+``among`` (e.g. ImageNet-NOC's eight candidates), the overlaps among that set: every pair's O
 with its interval, and how many pairs lie below each Algorithm 1 threshold, counting apart the
 pairs of a candidate whose own gain (``overlap/gains.parquet``) the data cannot tell from 0.
-Nothing is recomputed::
-
-    python benchmarks/bench_overlap_control.py --run results/control-noc-overlap-cifar10 \
-        --among noc_quantization,noc_blur,noc_vertical_artifacts,noc_rain,noc_border,\
-noc_shear,noc_brightness,noc_hue
+Nothing is recomputed.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_output import emit  # noqa: E402
-
-from vcrbench.core.tables import read_table  # noqa: E402
-from vcrbench.overlap.report import overlap_contrast  # noqa: E402
+from vcrbench.core.tables import read_table
+from vcrbench.errors import VcrbenchError
+from vcrbench.overlap.report import overlap_contrast
 
 
 def _value(x: float | None) -> str:
@@ -39,18 +33,16 @@ def _interval(lo: float | None, hi: float | None) -> str:
     return "" if lo is None else f" [{lo:+.3f}, {hi:+.3f}]"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", type=Path, required=True, help="a finished run's results folder")
-    parser.add_argument("--corruption", default="gaussian_noise")
-    parser.add_argument("--near", default="shot_noise,impulse_noise")
-    parser.add_argument("--far", default="brightness,fog")
-    parser.add_argument("--among", default="",
-                        help="a comma-separated set of candidates: the overlaps among them")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    near, far = args.near.split(","), args.far.split(",")
-    folder = args.run / "overlap"
+def overlap_control(run: Path, corruption: str = "gaussian_noise",
+                    near: Sequence[str] = ("shot_noise", "impulse_noise"),
+                    far: Sequence[str] = ("brightness", "fog"),
+                    among: Sequence[str] = ()) -> str:
+    """The Markdown report of the module docstring for the results folder ``run``."""
+    near, far, among = list(near), list(far), list(among)
+    folder = Path(run) / "overlap"
+    if not (folder / "matrix.parquet").is_file():
+        raise VcrbenchError(f"{folder / 'matrix.parquet'} does not exist: give the folder of a "
+                            "finished run with an overlap section (results/<run>)")
     matrix, replicates = (read_table(folder / f"{t}.parquet")
                           for t in ("matrix", "matrix_replicates"))
     benchmarks = read_table(folder / "benchmarks.parquet").to_pylist()
@@ -59,13 +51,12 @@ def main() -> None:
              if gains_file.is_file() else {})
     cells = {(r["score"], r["c1"], r["c2"]): r for r in matrix.to_pylist()}
     candidates = list(dict.fromkeys(r["c1"] for r in matrix.to_pylist()))
-    among = [c for c in args.among.split(",") if c]
-    unknown = [c for c in [*among, args.corruption, *near, *far] if c not in candidates]
+    unknown = [c for c in [*among, corruption, *near, *far] if c not in candidates]
     if unknown:
-        raise SystemExit(f"{unknown} are not candidates of {args.run}: choose among "
-                         f"{', '.join(candidates)}")
-    lines = [f"# NOC overlap control: {args.corruption} against {', '.join(near)} (near) and "
-             f"{', '.join(far)} (far)", "", f"Run: `{args.run}`; candidates: "
+        raise VcrbenchError(f"{unknown} are not candidates of {run}: choose among "
+                            f"{', '.join(candidates)}")
+    lines = [f"# NOC overlap control: {corruption} against {', '.join(near)} (near) and "
+             f"{', '.join(far)} (far)", "", f"Run: `{run}`; candidates: "
              f"{', '.join(candidates)}. Intervals: 95 %, image bootstrap paired across models "
              "and scores.", ""]
     for score in ("noc", "vcr"):
@@ -75,14 +66,14 @@ def main() -> None:
                   f"Overlap scores defined: {defined} of {len(pairs)} pairs.", "",
                   "| pair | O |", "|---|---|"]
         for other in near + far:
-            cell = cells[(score, args.corruption, other)]
-            lines.append(f"| {args.corruption} – {other} | {_value(cell['O'])}"
+            cell = cells[(score, corruption, other)]
+            lines.append(f"| {corruption} – {other} | {_value(cell['O'])}"
                          f"{_interval(cell['O_lo'], cell['O_hi'])} |")
         lines += ["", "| contrast | difference |", "|---|---|"]
         for a in near:
             for b in far:
-                got = overlap_contrast(matrix, replicates, score, (args.corruption, a),
-                                       (args.corruption, b))
+                got = overlap_contrast(matrix, replicates, score, (corruption, a),
+                                       (corruption, b))
                 lines.append(f"| O({a}) − O({b}) | {_value(got['difference'])}"
                              f"{_interval(got['lo'], got['hi'])} ({got['replicates']} "
                              "replicates) |")
@@ -93,7 +84,7 @@ def main() -> None:
         if among:
             lines += _among(score, among, cells, gains,
                             sorted({r["threshold"] for r in benchmarks}))
-    emit("\n".join(lines), args.out)
+    return "\n".join(lines)
 
 
 def _among(score: str, among: list[str], cells: dict, gains: dict, thresholds: list[float]
@@ -122,7 +113,3 @@ def _among(score: str, among: list[str], cells: dict, gains: dict, thresholds: l
         lines.append(f"- threshold {t:g}: O ≤ {t:g} for {len(below)} of {len(supported)}; "
                      f"the whole interval ≤ {t:g} for {len(upper)}.")
     return [*lines, ""]
-
-
-if __name__ == "__main__":
-    main()

@@ -1,61 +1,39 @@
-"""Where a finished run's time went: its jobs' Snakemake benchmark files summed per rule.
+"""Where a finished run's time went: its jobs' Snakemake benchmark files summed per rule folder,
+and every job's wall time per rule from Snakemake's own log (``vcrbench job-costs``).
 
 Every timed rule writes ``results/<run>/benchmarks/<rule folder>/...tsv`` (wall seconds, CPU
-seconds, peak memory of the job's process tree). This prints, per folder (``predict``,
-``score``, ``imagenet-c``, ``curves``, ...): jobs, wall seconds in all, per job (mean and
-largest), CPU seconds, the largest resident memory; with ``--against`` a second run's figures
-side by side and the ratio. The machine goes with the figures: CPU model, ISA extensions, and
-any variable that caps the ISA the libraries use (an AVX2-only CPU emulated on an AVX-512 one).
-
-    python benchmarks/bench_job_costs.py results/demo
-    # the default run as an AVX2-only CPU runs it (oneDNN in torch and OpenVINO, ATen's kernels,
-    # numpy's dispatch), against the same run on the full ISA:
-    ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
-        NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \\
-        snakemake --cores 2 --config run=demo-avx2
-    python benchmarks/bench_job_costs.py results/demo-avx2 --against results/demo
-
-The ISA variables of the run are not recorded in its files: state them with ``--isa`` (printed
-with the table), e.g. ``--isa "AVX2 (emulated: ONEDNN_MAX_CPU_ISA=AVX2 ...)"``.
-
+seconds, peak memory of the job's process tree): :func:`rule_costs` sums them per folder.
 Rules without a benchmark file (samples, rates, figures, the summary: short Python processes)
-are seen only in Snakemake's own log of the run: ``--log .snakemake/log/<time>.snakemake.log``
-adds a second table, every job's wall time per rule from the log's start and finish stamps
-(whole seconds, so a job shorter than a second can count 0 or 1), the run's span, and the jobs
-that started but did not finish. Every invocation writes its own log: give the one of the run
-to measure (the newest is the last invocation, which may be a later re-run of a few jobs):
-
-    ls -t .snakemake/log/   # the run's log: its "Job stats" list the run's jobs
-    python benchmarks/bench_job_costs.py results/demo --log .snakemake/log/<time>.snakemake.log
+are seen only in Snakemake's log of the run (``.snakemake/log/<time>.snakemake.log``):
+:func:`log_costs` reads every job's start and finish stamps there (whole seconds, so a job
+shorter than a second counts 0 or 1). :func:`job_costs_report` is the Markdown of both, with
+the machine (:func:`vcrbench.host.machine`, passed in) and the ISA variables in force.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
 import re
-import sys
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
-import torch
+from vcrbench.errors import VcrbenchError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_output import emit, machine  # noqa: E402
-
+#: The variables that cap the instruction set the libraries use (``vcrbench.host`` names the
+#: same three; core imports nothing above it).
 ISA_VARIABLES = ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES")
 
 
 def rule_costs(run: Path) -> dict[str, dict[str, float]]:
     """Per benchmark folder of ``run``: jobs, wall and CPU seconds, mean and largest job (s),
     largest resident memory (MB)."""
-    folder = run / "benchmarks"
+    folder = Path(run) / "benchmarks"
     if not folder.is_dir():
-        raise SystemExit(f"{folder} does not exist: give the folder of a finished run "
-                         "(results/<run>)")
+        raise VcrbenchError(f"{folder} does not exist: give the folder of a finished run "
+                            "(results/<run>)")
     costs: dict[str, dict[str, float]] = defaultdict(lambda: {"jobs": 0, "wall_s": 0.0,
                                                               "cpu_s": 0.0, "max_s": 0.0,
                                                               "max_rss_mb": 0.0})
@@ -90,7 +68,7 @@ def log_costs(log: Path) -> tuple[dict[str, dict[str, float]], float, int]:
                                                               "max_s": 0.0})
     stamp = rule = None
     first = last = None
-    for line in log.read_text().splitlines():
+    for line in Path(log).read_text().splitlines():
         if m := _STAMP.match(line):
             stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
         elif (m := _START.match(line)) and stamp is not None:
@@ -108,12 +86,13 @@ def log_costs(log: Path) -> tuple[dict[str, dict[str, float]], float, int]:
             entry["max_s"] = max(entry["max_s"], seconds)
             last = stamp
     if not costs:
-        raise SystemExit(f"{log} has no finished jobs: give Snakemake's log of the run "
-                         "(.snakemake/log/<time>.snakemake.log)")
+        raise VcrbenchError(f"{log} has no finished jobs: give Snakemake's log of the run "
+                            "(.snakemake/log/<time>.snakemake.log)")
     return dict(costs), (last - first).total_seconds(), len(started)
 
 
 def log_table(costs: dict, span: float, unfinished: int = 0) -> list[str]:
+    """Markdown lines of :func:`log_costs`: per rule, largest wall time first, then the span."""
     lines = ["| rule | jobs | wall s | s / job | largest job s |", "|---|---:|---:|---:|---:|"]
     for name in sorted(costs, key=lambda r: -costs[r]["wall_s"]):
         c = costs[name]
@@ -126,7 +105,9 @@ def log_table(costs: dict, span: float, unfinished: int = 0) -> list[str]:
                else "")]
 
 
-def table(costs: dict, other: dict | None) -> list[str]:
+def costs_table(costs: dict, other: dict | None) -> list[str]:
+    """Markdown lines of :func:`rule_costs`, largest wall time first; with ``other`` (a second
+    run's) its wall seconds side by side and the ratio."""
     head = "| rule folder | jobs | wall s | s / job | largest job s | CPU s | largest RSS MB |"
     rule = "|---|---:|---:|---:|---:|---:|---:|"
     if other is not None:
@@ -154,30 +135,21 @@ def table(costs: dict, other: dict | None) -> list[str]:
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("run", type=Path, help="results/<run> of a finished run")
-    parser.add_argument("--against", type=Path, help="a second run, side by side")
-    parser.add_argument("--isa", default="", help="what ISA the run used, when it was capped")
-    parser.add_argument("--log", type=Path,
-                        help="Snakemake's log of the run: every job's wall time per rule")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    costs = rule_costs(args.run)
-    other = rule_costs(args.against) if args.against else None
+def job_costs_report(run: Path, machine: dict, *, against: Path | None = None, isa: str = "",
+                     log: Path | None = None) -> str:
+    """The Markdown report: the run (and ``against``) with ``machine`` and the ISA it ran with,
+    the benchmark files' table, and with ``log`` every job's wall time from Snakemake's log."""
+    costs = rule_costs(run)
+    other = rule_costs(against) if against else None
     capped = {v: os.environ[v] for v in ISA_VARIABLES if v in os.environ}
-    lines = [f"`{args.run}`" + (f" against `{args.against}`" if args.against else "")
-             + f"; machine: {json.dumps(machine(torch.device('cpu')))}"
-             + (f"; run's ISA: {args.isa}" if args.isa else "")
+    lines = [f"`{run}`" + (f" against `{against}`" if against else "")
+             + f"; machine: {json.dumps(machine)}"
+             + (f"; run's ISA: {isa}" if isa else "")
              + (f"; ISA variables now: {capped}" if capped else ""), ""]
-    lines += table(costs, other)
+    lines += costs_table(costs, other)
     lines += ["", "Wall seconds are summed over jobs (two jobs at a time on 2 cores: the run's "
               "wall time is about half). Each job's time includes its start-up (Python, torch)."]
-    if args.log:
-        lines += ["", f"Every job, from Snakemake's log `{args.log}` (whole seconds):", ""]
-        lines += log_table(*log_costs(args.log))
-    emit("\n".join(lines), args.out)
-
-
-if __name__ == "__main__":
-    main()
+    if log:
+        lines += ["", f"Every job, from Snakemake's log `{log}` (whole seconds):", ""]
+        lines += log_table(*log_costs(log))
+    return "\n".join(lines)
