@@ -26,6 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+from vcrbench.config import workflow_config  # noqa: E402
 from vcrbench.training.slice_run import run_slice  # noqa: E402
 
 CONFIG = """run: slice-test
@@ -72,8 +73,8 @@ def main() -> None:
                         ("C", {})):
         folders[key].mkdir()
         start = time.perf_counter()
-        report = run_slice([str(config)], 10.0, work / f"pack-{key}", workdir=folders[key],
-                           **common, **kwargs)
+        report = run_slice([str(config)], workflow_config([config], REPO), 10.0,
+                           work / f"pack-{key}", workdir=folders[key], **common, **kwargs)
         seconds[key] = time.perf_counter() - start
         print(f"slice {key}: {report.before} -> {report.after}, {report.stopped}, "
               f"{seconds[key]:.0f} s; packed "

@@ -59,9 +59,7 @@ if workflow.is_main_process:
         if not Path(f"{RESULTS}/predictions/{slug}/clean.parquet").is_file()
     )
     if _missing:
-        raise WorkflowError(
-            "model weights are missing (no job has run):\n" + "\n\n".join(_missing)
-        )
+        raise WorkflowError("model weights are missing (no job has run):\n" + "\n\n".join(_missing))
 
 
 wildcard_constraints:

@@ -301,9 +301,12 @@ def _wheelhouse(args: argparse.Namespace) -> None:
 
 
 def _train_slice(args: argparse.Namespace) -> None:
+    from vcrbench.config import workflow_config
     from vcrbench.training.slice_run import run_slice
 
-    report = run_slice(args.configfile, args.minutes, args.out, carry=args.carry,
+    snakefile = Path(args.snakefile).resolve() if args.snakefile else Path("Snakefile").resolve()
+    config = workflow_config(args.configfile, snakefile.parent)
+    report = run_slice(args.configfile, config, args.minutes, args.out, carry=args.carry,
                        targets=args.targets or ["train"], cores=args.cores,
                        snakemake_args=shlex.split(args.snakemake), margin=args.margin,
                        stop_after_epochs=args.stop_after_epochs, snakefile=args.snakefile)

@@ -18,7 +18,6 @@ rules and the command line do).
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from vcrbench.corruptions.sets import CORRUPTION_SETS, expand_sets
 from vcrbench.data.config import check_dataset
 from vcrbench.errors import VcrbenchError
 from vcrbench.human.config import check_human
-from vcrbench.models.registry import parse_model_name
+from vcrbench.models.registry import model_slug, parse_model_name
 from vcrbench.overlap.config import (
     OVERLAP_PREFIX,
     baseline,
@@ -61,6 +60,14 @@ def merge_configs(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict:
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def workflow_config(paths: list[str | Path], repo: str | Path = ".") -> dict:
+    """The validated config a workflow run with ``--configfile paths`` gets: the repository's
+    ``config.yaml`` (beside its Snakefile, in ``repo``) with ``paths`` overlaid in order."""
+    repo = Path(repo)
+    merged = merge_configs(read_configs([repo / "config.yaml"]), read_configs(list(paths)))
+    return validate_config(merged, repo / "schemas" / "config.schema.yaml")
 
 
 def read_configs(paths: list[str | Path]) -> dict:
@@ -274,11 +281,3 @@ def evaluated_models(config: Mapping[str, Any]) -> list[str]:
     return models
 
 
-def model_slug(name: str) -> str:
-    """A file-system and wildcard friendly folder name for a model string.
-
-    ``torchvision:resnet50`` -> ``torchvision-resnet50``;
-    ``file:my/model.py`` -> ``file-my-model.py``.
-    """
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
-    return slug or "model"

@@ -95,7 +95,7 @@ def check_name(name: str, target: str, options: Mapping[str, str]) -> None:
 
 def embeddings_path(models_dir: str | Path, name: str) -> Path:
     """Where the workflow keeps the text embeddings of model ``name``."""
-    from vcrbench.config import model_slug
+    from vcrbench.models.registry import model_slug
 
     return Path(models_dir) / model_slug(name) / TEXT_EMBEDDINGS_FILE
 

@@ -14,7 +14,6 @@ epoch still running at the deadline is killed and, never packed, is redone by th
 
 from __future__ import annotations
 
-import copy
 import os
 import signal
 import subprocess
@@ -23,8 +22,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
 
 from vcrbench.errors import VcrbenchError
 from vcrbench.training.slices import (
@@ -37,20 +34,6 @@ from vcrbench.training.slices import (
     stop_time,
     unpack,
 )
-
-
-def run_config(configfiles: Sequence[str | Path], repo: str | Path = ".") -> dict:
-    """The validated config of a run: the workflow's ``config.yaml`` (in ``repo``, beside the
-    Snakefile) with ``configfiles`` overlaid as Snakemake overlays them."""
-    from snakemake.utils import update_config
-
-    from vcrbench.config import validate_config
-
-    repo = Path(repo)
-    config = yaml.safe_load((repo / "config.yaml").read_text()) or {}
-    for path in configfiles:
-        update_config(config, copy.deepcopy(yaml.safe_load(Path(path).read_text()) or {}))
-    return validate_config(config, repo / "schemas" / "config.schema.yaml")
 
 
 def epoch_seconds(workdir: Path, results: str, names: Sequence[str]) -> list[float]:
@@ -101,7 +84,7 @@ def _kill(process: subprocess.Popen, grace: float = 20.0) -> None:
         process.wait()
 
 
-def run_slice(configfiles: Sequence[str], minutes: float, out: str | Path, *,
+def run_slice(configfiles: Sequence[str], config: dict, minutes: float, out: str | Path, *,
               carry: str | Path | None = None, targets: Sequence[str] = ("train",),
               cores: int = 1, snakemake_args: Sequence[str] = (), margin: float = 30.0,
               stop_after_epochs: int | None = None, workdir: str | Path = ".",
@@ -110,12 +93,12 @@ def run_slice(configfiles: Sequence[str], minutes: float, out: str | Path, *,
     ``out``; ``carry`` is a previous slice's pack (its folder), or ``None`` for a first slice.
     ``stop_after_epochs`` stops once that many epochs finished in this slice (the next one
     may still finish: Snakemake ends the epochs it has started). The workflow runs in
-    ``workdir`` (default: here) from ``snakefile`` (default: ``workdir/Snakefile``)."""
+    ``workdir`` (default: here) from ``snakefile`` (default: ``workdir/Snakefile``); ``config``
+    is the run's validated config (:func:`vcrbench.config.workflow_config` of ``configfiles``)."""
     start = time.monotonic()
     deadline = start + 60.0 * minutes
     workdir = Path(workdir).resolve()
     snakefile = Path(snakefile).resolve() if snakefile else workdir / "Snakefile"
-    config = run_config(configfiles, snakefile.parent)
     results = f"results/{config['run']}"
     names = [entry["name"] for entry in config["train"]]
     if not names:
