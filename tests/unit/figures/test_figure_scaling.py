@@ -124,3 +124,35 @@ def test_retraining_rows_name_their_base_where_bases_differ(tmp_path):
     assert labels == ["overlap-gaussian_noise-0 (from efficientnet-lite0)",
                       "overlap-shot_noise-1 (from trained:other)"]
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["R$_a$", "R$_p$"]
+
+
+def _summary(count: int) -> pa.Table:
+    """A summary of ``count`` models on three corruptions, with 16-class human rows."""
+    from vcrbench.vcr.summary import ORDER
+
+    rng = np.random.default_rng(count)
+    rows = []
+    for i in range(count):
+        for corruption in CORRUPTIONS[:3]:
+            for metric, classes in (("accuracy", 1000), ("consistency", 1000), ("accuracy", 16)):
+                r = float(rng.uniform(0.2, 0.8))
+                row = dict.fromkeys(ORDER)
+                row.update(model=f"torchvision:model_{i}", corruption=corruption, metric=metric,
+                           classes=classes, R=r, R_lo=r - 0.05, R_hi=r + 0.04, anchor=0.9)
+                if classes == 16:
+                    row.update(HMRI=0.8, HMRI_lo=0.7, HMRI_hi=0.85, MRSI=0.1, MRSI_lo=0.05,
+                               MRSI_hi=0.2, human_source="model-vs-human/uniform-noise")
+                rows.append(row)
+    return pa.Table.from_pylist(rows)
+
+
+@pytest.mark.parametrize("count", [1, 20])
+def test_summary_figures_stay_readable_for_1_to_20_models(count, tmp_path):
+    """R per model and HMRI / MRSI grow wider with the models (bars side by side): their text
+    keeps its size and nothing is printed over a title."""
+    from vcrbench.figures.human import plot_human_indices
+    from vcrbench.figures.vcr import plot_robustness
+
+    summary = _summary(count)
+    assert_readable(plot_robustness(summary, paths=[tmp_path / "r.png"]))
+    assert_readable(plot_human_indices(summary, paths=[tmp_path / "h.png"]))
