@@ -18,8 +18,24 @@ from pathlib import Path
 from vcrbench.errors import VcrbenchError
 
 
+def _severity_lines(label: str, levels: list[dict] | None) -> list[str]:
+    """A severity table as indented text: ``label`` then, per parameter, its value at
+    severities 1 to 5 (nothing without a table)."""
+    if not levels:
+        return []
+    lines = [f"    {label} severities 1–{len(levels)}:"]
+    for k in levels[0]:  # a parameter's five values stay on one line
+        chunk = f"{k} {', '.join(f'{level[k]:g}' for level in levels)}"
+        if len(lines[-1]) + len(chunk) + 2 > 100:
+            lines.append("      " + chunk)
+        else:
+            lines[-1] += (" " if lines[-1].endswith(":") else "; ") + chunk
+    return lines
+
+
 def _corruptions(args: argparse.Namespace) -> None:
     from vcrbench.corruptions import CORRUPTIONS
+    from vcrbench.corruptions.cifar_c import CIFAR_C_SEVERITIES
     from vcrbench.corruptions.sets import CORRUPTION_SETS
 
     entries = [
@@ -40,6 +56,10 @@ def _corruptions(args: argparse.Namespace) -> None:
                 if c.imagenet_c_severities is None
                 else [dict(level) for level in c.imagenet_c_severities]
             ),
+            "cifar_c_severities": (
+                [dict(level) for level in CIFAR_C_SEVERITIES[c.name]]
+                if c.name in CIFAR_C_SEVERITIES else None
+            ),
             "source_range": {k: list(v) for k, v in c.source_range.items()} or None,
             "sets": [name for name, members in CORRUPTION_SETS.items() if c.name in members],
         }
@@ -53,6 +73,9 @@ def _corruptions(args: argparse.Namespace) -> None:
             f"{k} ∈ [{v['low']:g}, {v['high']:g}]" for k, v in e["parameters"].items()
         )
         print(f"{e['name']:<24} {e['visual_class']:<9} {e['source']:<15} {domains}")
+        for line in (_severity_lines("ImageNet-C", e["imagenet_c_severities"])
+                     + _severity_lines("CIFAR-10-C", e["cifar_c_severities"])):
+            print(line)
     for name, members in CORRUPTION_SETS.items():
         print(f"set {name}: {', '.join(members)}")
 

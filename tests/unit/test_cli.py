@@ -40,6 +40,31 @@ def test_corruptions_json_lists_every_corruption_and_its_sets(capsys):
             assert described["visual_power"] is None
 
 
+def test_corruptions_lists_cifar_c_severities_next_to_imagenet_cs(capsys):
+    """JSON: each entry's CIFAR-10-C severities are the registry's table (null without one);
+    text: each table under its corruption, a parameter's five values on one line."""
+    from vcrbench.corruptions.cifar_c import CIFAR_C_SEVERITIES, cifar_c_severities
+
+    assert main(["corruptions", "--json"]) == 0
+    entries = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    assert {n for n, e in entries.items() if e["cifar_c_severities"] is not None} == set(
+        CIFAR_C_SEVERITIES)
+    assert entries["motion_blur"]["cifar_c_severities"] == list(cifar_c_severities("motion_blur"))
+    assert entries["motion_blur"]["cifar_c_severities"][0] == {"radius": 6, "sigma": 1}
+    assert entries["uniform_noise"]["cifar_c_severities"] is None
+    assert main(["corruptions"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(text) if line.startswith("motion_blur "))
+    assert text[at + 1:at + 3] == [
+        "    ImageNet-C severities 1–5: radius 10, 15, 15, 15, 20; sigma 3, 5, 8, 12, 15",
+        "    CIFAR-10-C severities 1–5: radius 6, 6, 6, 8, 9; sigma 1, 1.5, 2, 2, 2.5"]
+    assert all(len(line) <= 100 for line in text if line.startswith("    "))
+    snow = next(i for i, line in enumerate(text) if line.startswith("snow "))
+    end = next(i for i in range(snow + 1, len(text)) if not text[i].startswith(" "))
+    cifar_snow = " ".join(text[snow + 1:end]).split("CIFAR-10-C severities 1–5:")[1]
+    assert "layer_std 0.2, 0.2, 0.3, 0.3, 0.3" in cifar_snow  # a setting of its points too
+
+
 def test_corrupt_is_reproducible_and_prints_parameters(tmp_path, capsys):
     source = _write_photo(tmp_path / "cat.png")
     for name in ("a.png", "b.png"):

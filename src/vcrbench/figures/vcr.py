@@ -4,6 +4,7 @@ ImageNet-C (paper Fig. 5) and before / after fine-tuning (Table 3)."""
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from vcrbench.figures.style import (
     DV_LABEL,
     HUMAN_COLOUR,
     MARKERS,
+    MAX_PNG_HEIGHT,
     METRIC_LABELS,
     PROPERTY_TITLES,
     SAMPLE_COLOURS,
@@ -455,55 +457,113 @@ def _panel_of(row: dict) -> tuple:
     return row["quantity"], row["metric"], 16 if row["classes"] == 16 else None
 
 
+#: Size of a cell of the retraining heat maps (inches): two lines of :data:`CELL_FONT` text.
+RETRAINING_CELL = (0.82, 0.40)
+#: Font size (points) of the numbers in the cells, of the tick labels and of the panel titles.
+CELL_FONT, TICK_FONT, PANEL_FONT = 7.5, 8.5, 10
+#: The widest row of panels (inches) before the panels wrap onto a second row.
+RETRAINING_MAX_WIDTH = 24.0
+#: The least resolution (dots per inch) the retraining figure keeps under MAX_PNG_HEIGHT, where
+#: wider rows of panels allow it: CELL_FONT is then at least 9 pixels high.
+READABLE_DPI = 90
+
+
+def _finetuned_label(name: str, base: str, one_base: bool) -> str:
+    """A row label: the fine-tuned model without its ``finetuned:`` prefix, with its base
+    where the bases differ."""
+    short = model_label(name).removeprefix("finetuned:")
+    return short if one_base else f"{short} (from {model_label(base)})"
+
+
+def _change_cell(row: dict | None) -> tuple[float, str]:
+    """A cell's change (NaN without one) and its text: the change, a star when it is beyond its
+    interval, and below it the 95 % interval of the change (R only)."""
+    if row is None or row["change"] is None:
+        return np.nan, "n/a"
+    text = f"{row['change']:+.2f}" + ("*" if row["verdict"] in ("higher", "lower") else "")
+    if row["change_lo"] is not None and row["change_hi"] is not None:
+        text += f"\n[{row['change_lo']:+.2f}, {row['change_hi']:+.2f}]"
+    return float(row["change"]), text
+
+
 def plot_retraining(
     table: pa.Table, *, paths: Sequence[str | Path], models: Sequence[str] | None = None
 ) -> plt.Figure:
-    """Before (grey) and after fine-tuning (the fine-tuned model's colour), with 95 % intervals,
-    per corruption; a row of panels per fine-tuned model (R_a, R_p and, with human data, HMRI and
-    MRSI); a star marks a change beyond its interval (the table's verdict)."""
+    """The change after − before fine-tuning as heat maps, one per quantity (R_a, R_p and, with
+    human data, HMRI and MRSI): a row per fine-tuned model, a column per corruption, each cell
+    coloured by the change (blue higher, red lower, one symmetric scale for all panels) and
+    giving it with, for R, its paired 95 % interval below; a star marks a change beyond its
+    interval (the table's verdict); "n/a": a value missing before or after.
+
+    The layout scales with the run: cells keep :data:`RETRAINING_CELL` and the panels wrap
+    when a row of them would be wider than :data:`RETRAINING_MAX_WIDTH`, so that 1 to 20
+    fine-tuned models stay readable. ``models`` is accepted for the common figure signature
+    (colours are not by model here).
+    """
+    del models
     data = table.to_pylist()
     finetuned = list(dict.fromkeys(r["finetuned"] for r in data))
-    colours = model_colours(models or finetuned)
     panels = [p for p in RETRAINING_PANELS
               if any(_panel_of(r) == p and r["after"] is not None for r in data)]
     if not finetuned or not panels:
         raise VcrbenchError("retraining figure: the retraining table has no values to plot")
     corruptions = list(dict.fromkeys(r["corruption"] for r in data))
-    fig, axes = plt.subplots(len(finetuned), len(panels), squeeze=False,
-                             figsize=(max(3.2, 0.45 * len(corruptions) + 1.6) * len(panels),
-                                      3.0 * len(finetuned) + 0.6))
-    x = np.arange(len(corruptions))
-    for i, name in enumerate(finetuned):
-        for ax, panel in zip(axes[i], panels, strict=True):
-            rows = {r["corruption"]: r for r in data if r["finetuned"] == name
-                    and _panel_of(r) == panel}
-            sides = ((-0.15, "before", "0.55", "before (base model)"),
-                     (0.15, "after", colours[name], "after fine-tuning"))
-            for offset, side, colour, label in sides:
-                value = np.array([np.nan if rows.get(c, {}).get(side) is None else rows[c][side]
-                                  for c in corruptions])
-                lo = np.array([np.nan if rows.get(c, {}).get(f"{side}_lo") is None
-                               else rows[c][f"{side}_lo"] for c in corruptions])
-                hi = np.array([np.nan if rows.get(c, {}).get(f"{side}_hi") is None
-                               else rows[c][f"{side}_hi"] for c in corruptions])
-                err = np.vstack([np.clip(value - lo, 0, None), np.clip(hi - value, 0, None)])
-                ax.errorbar(x + offset, value, yerr=np.nan_to_num(err), fmt="o", ms=4,
-                            color=colour, capsize=2, lw=1, label=label)
-            for j, c in enumerate(corruptions):
-                if rows.get(c, {}).get("verdict") in ("higher", "lower"):
-                    top = max(v for v in (rows[c]["after_hi"], rows[c]["after"]) if v is not None)
-                    ax.annotate("*", (j, top), ha="center", va="bottom", fontsize=12)
-            quantity, metric, classes = panel
-            symbol = {"accuracy": "a", "consistency": "p"}[metric]
-            title = f"{quantity}$_{symbol}$" + (" (16 cl.)" if classes == 16 else "")
-            ax.set_title(f"{model_label(name)}\n{title}", fontsize=8)
-            ax.set_xticks(x)
-            ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=8)
-            ax.set_ylim(0, 1.05)
-            ax.set_xlim(-0.6, len(corruptions) - 0.4)
-    legend_below(fig, *unique_handles(axes.flat), ncol=2)
-    fig.suptitle("Before and after fine-tuning (95 % bootstrap intervals; * change beyond its "
-                 "interval)", fontsize=10)
-    fig.tight_layout()
+    bases = {r["finetuned"]: r["base"] for r in data}
+    one_base = len(set(bases.values())) == 1
+    labels = [_finetuned_label(name, bases[name], one_base) for name in finetuned]
+    cell_w, cell_h = RETRAINING_CELL
+    panel_w, panel_h = cell_w * len(corruptions), cell_h * len(finetuned)
+    label_w = 0.3 + TICK_FONT / 72 * 0.6 * max(map(len, labels))  # the row labels (inches)
+    name_h = 0.4 + TICK_FONT / 72 * 0.5 * max(map(len, corruptions))  # rotated names (inches)
+    # as many panels a row as RETRAINING_MAX_WIDTH holds, and more where the rows would be too
+    # tall for the PNG to keep READABLE_DPI within MAX_PNG_HEIGHT
+    block_h = panel_h + name_h + 0.45
+    fit_rows = max(1, int((MAX_PNG_HEIGHT / READABLE_DPI - 0.9) // block_h))
+    cols = max(int((RETRAINING_MAX_WIDTH - label_w) // (panel_w + 0.3)),
+               math.ceil(len(panels) / fit_rows))
+    cols = max(1, min(len(panels), cols))
+    rows_n = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(
+        rows_n, cols, squeeze=False, layout="constrained",
+        figsize=(label_w + cols * (panel_w + 0.3) + 1.3,
+                 rows_n * block_h + 0.9))
+    changes = [abs(r["change"]) for r in data if r["change"] is not None]
+    limit = max(0.05, math.ceil(max(changes, default=0.0) * 20) / 20)
+    cmap = plt.get_cmap("RdBu")
+    image = None
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        found = {(r["finetuned"], r["corruption"]): r for r in data if _panel_of(r) == panel}
+        cells = [[_change_cell(found.get((name, c))) for c in corruptions] for name in finetuned]
+        values = np.array([[value for value, _ in row] for row in cells])
+        image = ax.imshow(values, cmap=cmap, vmin=-limit, vmax=limit, aspect="auto")
+        for i, row in enumerate(cells):
+            for j, (value, text) in enumerate(row):
+                if np.isnan(value):
+                    ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False,
+                                               hatch="//", edgecolor="0.7", lw=0))
+                dark = not np.isnan(value) and abs(value) / limit > 0.6
+                ax.text(j, i, text, ha="center", va="center", fontsize=CELL_FONT,
+                        color="white" if dark else "black", linespacing=1.1)
+        quantity, metric, classes = panel
+        symbol = {"accuracy": "a", "consistency": "p"}[metric]
+        ax.set_title(f"{quantity}$_{symbol}$" + (", 16 classes" if classes == 16 else ""),
+                     fontsize=PANEL_FONT)
+        ax.set_xticks(range(len(corruptions)))
+        ax.set_xticklabels(corruptions, rotation=35, ha="right", fontsize=TICK_FONT)
+        ax.set_yticks(range(len(finetuned)))
+        first = ax in axes[:, 0]
+        ax.set_yticklabels(labels if first else [], fontsize=TICK_FONT)
+        ax.tick_params(length=0)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    colorbar = fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.9, aspect=30,
+                            fraction=0.04 if rows_n * panel_h > 3 else 0.08)
+    colorbar.set_label("change after − before", fontsize=TICK_FONT)
+    colorbar.ax.tick_params(labelsize=TICK_FONT)
+    base_text = f" from {model_label(next(iter(bases.values())))}" if one_base else ""
+    title = (f"Change after fine-tuning{base_text} (rows: fine-tuned models). Below each "
+             "change of R its paired 95 % bootstrap interval; * beyond its interval")
+    per_line = int(fig.get_figwidth() * 72 / (0.55 * PANEL_FONT))  # characters that fit
+    fig.suptitle("\n".join(textwrap.wrap(title, max(40, per_line))), fontsize=PANEL_FONT)
     save_figure(fig, paths)
     return fig
