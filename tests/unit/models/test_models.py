@@ -60,15 +60,6 @@ std = (0.25, 0.25, 0.25)
 
 
 @pytest.fixture
-def offline_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Empty torch-hub and Hugging Face caches."""
-    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    return tmp_path
-
-
-@pytest.fixture
 def tiny_file(tmp_path: Path) -> Path:
     path = tmp_path / "tiny_model.py"
     path.write_text(TINY_MODEL)

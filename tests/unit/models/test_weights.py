@@ -13,41 +13,33 @@ from vcrbench.errors import VcrbenchError
 from vcrbench.models.weights import check_weights, missing_weights_report
 
 
-@pytest.fixture
-def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    return tmp_path
-
-
-def test_models_without_files_pass(caches: Path) -> None:
+def test_models_without_files_pass(offline_caches: Path) -> None:
     assert missing_weights_report([
         "efficientnet-lite0", "torchvision:resnet18?weights=none",
         "timm:resnet18?pretrained=false", "trained:net", "finetuned:lite0-noise",
     ]) == []
 
 
-def test_torchvision_file_missing_then_present(caches: Path) -> None:
+def test_torchvision_file_missing_then_present(offline_caches: Path) -> None:
     with pytest.raises(VcrbenchError) as error:
         check_weights("torchvision:resnet18")
-    path = caches / "torch" / "hub" / "checkpoints" / "resnet18-f37072fd.pth"
+    path = offline_caches / "torch" / "hub" / "checkpoints" / "resnet18-f37072fd.pth"
     assert str(path) in str(error.value) and "get_model('resnet18'" in str(error.value)
     path.parent.mkdir(parents=True)
     torch.save({}, path)
     check_weights("torchvision:resnet18")
 
 
-def test_timm_file_missing(caches: Path) -> None:
+def test_timm_file_missing(offline_caches: Path) -> None:
     with pytest.raises(VcrbenchError, match="models--timm--resnet18.a1_in1k"):
         check_weights("timm:resnet18.a1_in1k")
 
 
-def test_robustbench_file_missing_then_present(caches: Path) -> None:
-    name = zoo_model_string("Ding2020MMA", "cifar10", "Linf", caches / "zoo")
+def test_robustbench_file_missing_then_present(offline_caches: Path) -> None:
+    name = zoo_model_string("Ding2020MMA", "cifar10", "Linf", offline_caches / "zoo")
     problems = missing_weights_report([name, "efficientnet-lite0"])
     assert len(problems) == 1
-    assert str(caches / "zoo" / "cifar10" / "Linf" / "Ding2020MMA.pt") in problems[0]
+    assert str(offline_caches / "zoo" / "cifar10" / "Linf" / "Ding2020MMA.pt") in problems[0]
     assert "fetch('Ding2020MMA', 'cifar10', 'Linf'" in problems[0]
-    write_checkpoint(caches / "zoo", "Ding2020MMA", "cifar10", "Linf", "bare")
+    write_checkpoint(offline_caches / "zoo", "Ding2020MMA", "cifar10", "Linf", "bare")
     check_weights(name)
