@@ -19,13 +19,16 @@ from vcrbench.errors import VcrbenchError
 
 
 def _severity_lines(label: str, levels: list[dict] | None) -> list[str]:
-    """A severity table as indented text: ``label`` then, per parameter, its value at
-    severities 1 to 5 (nothing without a table)."""
+    """A severity table as indented text: ``label`` then, per parameter (and per setting that
+    some severity gives, "–" at the others: its default), its value at severities 1 to 5
+    (nothing without a table)."""
     if not levels:
         return []
     lines = [f"    {label} severities 1–{len(levels)}:"]
-    for k in levels[0]:  # a parameter's five values stay on one line
-        chunk = f"{k} {', '.join(f'{level[k]:g}' for level in levels)}"
+    keys = list(dict.fromkeys(k for level in levels for k in level))
+    for k in keys:  # a parameter's five values stay on one line
+        values = ", ".join(f"{level[k]:g}" if k in level else "–" for level in levels)
+        chunk = f"{k} {values}"
         if len(lines[-1]) + len(chunk) + 2 > 100:
             lines.append("      " + chunk)
         else:

@@ -63,6 +63,9 @@ def test_corruptions_lists_cifar_c_severities_next_to_imagenet_cs(capsys):
     end = next(i for i in range(snow + 1, len(text)) if not text[i].startswith(" "))
     cifar_snow = " ".join(text[snow + 1:end]).split("CIFAR-10-C severities 1–5:")[1]
     assert "layer_std 0.2, 0.2, 0.3, 0.3, 0.3" in cifar_snow  # a setting of its points too
+    zoom = next(i for i, line in enumerate(text) if line.startswith("zoom_blur "))
+    assert text[zoom + 2] == ("    CIFAR-10-C severities 1–5: zoom 1.06, 1.11, 1.15, 1.2, 1.25; "
+                              "cifar_factors 1, –, –, 1, 1")  # given at some severities only
 
 
 def test_corrupt_is_reproducible_and_prints_parameters(tmp_path, capsys):

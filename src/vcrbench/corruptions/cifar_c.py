@@ -26,7 +26,13 @@ CIFAR-10-C's ``mapsize=32``, the elastic affine's points sit ``min(H, W) // 3`` 
 centre, ``clipped_zoom`` crops ``ceil(H / z)`` px), and all blur and displacement parameters are in
 pixels of the image at hand, so CIFAR-10-C's constants (set in pixels of a 32 px image) are used as
 they are. Two layers were made to follow the image size for this: frost's photograph and
-spatter's settings (below).
+spatter's settings (below). Where a constant lies off what the registry draws, the point uses
+what the registry allows *given* points only, so drawn samples and their bytes are unchanged: a
+wider ``point_domain`` (defocus blur's anti-alias 0.6, fog's decay 3 and 2.5, elastic's sigma 0
+and 0.96, snow's flake zoom 1 and 1.25) or a *setting* (snow's layer spread, streak radius and
+order of steps; zoom blur's ``cifar_factors``; saturate's ``offset_shift``), added to the point
+only at the severities that need it (a severity sample's column holds the setting's default at
+the others).
 
 Per corruption, CIFAR-10-C's constants ``c`` for severities 1 to 5, the registry point, and whether
 it is CIFAR-10-C's operation at 32 px:
@@ -44,13 +50,12 @@ it is CIFAR-10-C's operation at 32 px:
   copy. At sigma 0.05 both Gaussian passes are the identity (radius ``int(4 sigma + 0.5) = 0``).
   (The registry's truncation of the first pass to 8 bits keeps a value within 1e-4 under an integer,
   ``blur._TRUNCATION_SLACK``: rarely a pixel 1 level apart.)
-- ``defocus_blur``: ``(radius, alias_blur) = c`` = (0.3, 0.4), (0.4, 0.5), (0.5, 0.5), (1, 0.2),
-  (1.5, 0.1). Severities 1, 2, 4, 5 exact (same ``disk`` kernel: a 17 x 17 support, 3 x 3 anti-alias
-  Gaussian). Severity 3 differs: CIFAR-10-C's alias_blur 0.6 is outside the registry's domain [0.1,
-  0.5]; its radius 0.5 disk is one pixel, so its kernel is a 3 x 3 Gaussian of standard deviation
-  0.6 (centre weight 0.45), which no point of the domain gives. The clipped point (0.5, 0.5) is also
-  the point of the domain whose kernel is nearest (L2) to it; it is the kernel of severity 2 (a 3 x
-  3 Gaussian of 0.5, centre weight 0.62): severities 2 and 3 are the same image here.
+- ``defocus_blur``: ``(radius, alias_blur) = c`` = (0.3, 0.4), (0.4, 0.5), (0.5, 0.6), (1, 0.2),
+  (1.5, 0.1). Exact (same ``disk`` kernel: a 17 x 17 support, 3 x 3 anti-alias Gaussian).
+  Severity 3's alias_blur 0.6 lies above the drawn domain's 0.5 and is allowed for given points
+  (``point_domain``). Before issue 52 it was clipped to 0.5: severity 2's kernel (a 3 x 3
+  Gaussian of 0.5, centre weight 0.62, where CIFAR-10-C's radius 0.5 disk, one pixel, gives a
+  Gaussian of 0.6, centre weight 0.45), severities 2 and 3 the same image.
 - ``motion_blur``: ``(radius, sigma) = c`` = (6, 1), (6, 1.5), (6, 2), (8, 2), (9, 2.5) px,
   direction U(-45, 45) degrees. Not ImageMagick: CIFAR-10-C ran ImageMagick's
   ``MagickMotionBlurImage`` (via Wand) on the 8-bit PNG; the registry runs ``imagecorruptions``'
@@ -63,17 +68,17 @@ it is CIFAR-10-C's operation at 32 px:
   test compares it with ImageMagick itself (CI has none).
 - ``zoom_blur``: ``zoom`` = the largest factor of CIFAR-10-C's ``np.arange(1, stop, 0.01)`` = 1.06,
   1.11, 1.15, 1.20, 1.25 (the first has 7 factors: ``arange(1, 1.06, 0.01)`` ends at 1.06).
-  Severities 2 and 3 exact (the same factors, to the float, and the same ``clipped_zoom``; its
-  centred trim ``(out - 32) // 2`` is 0 for these zooms, like the registry's top-left crop).
-  Severity 1 differs: below 1.11 the registry mixes ImageNet-C's formula with exact enlargements
-  about the centre (``imagenet_c_more.ZOOM_CENTRED_BELOW`` = (1.05, 1.11), chosen for 224 px
-  images): at 1.06, 1/6 ImageNet-C's formula, 5/6 the centred enlargements. Severities 4 and 5
-  differ: CIFAR-10-C steps the factors by 0.01 (21 and 26 factors), the registry by ImageNet-C's
-  coarser steps at those zooms (0.02 at 1.20: 11 factors; 0.0208 at 1.25: 13 factors), the same mean
-  over the zoom sampled more coarsely. Measured on random 32 px images: severity 1 is 5 to 7 grey
-  levels from CIFAR-10-C's on average on smooth images (20 on white noise: CIFAR-10-C's small zooms
-  are whole-pixel enlargements anchored at the top-left corner at 32 px, ours are about the centre),
-  severities 4 and 5 0.6 to 0.9 (2.5 and 3.3 on white noise).
+  Exact (the same factors, to the float, and the same ``clipped_zoom``; its centred trim
+  ``(out - 32) // 2`` is 0 for these zooms, like the registry's top-left crop). Severities 2 and
+  3 are on the registry's drawn path (ImageNet-C's factors every 0.01 up to 1.15); severities 1,
+  4 and 5 set the registry's setting ``cifar_factors`` = 1 (given points only; drawn samples
+  keep 0): CIFAR-10-C's factors every 0.01 up to ``zoom`` (``imagenet_c_more.cifar_zoom_factors``),
+  each copy ``clipped_zoom`` trimmed about its centre, where the drawn path mixes enlargements
+  about the centre into zooms under 1.11 (``imagenet_c_more.ZOOM_CENTRED_BELOW``, chosen for 224
+  px: 5/6 of the image at 1.06) and steps ImageNet-C's coarser 0.02 at 1.20 (11 factors where
+  CIFAR-10-C has 21) and 0.0208 at 1.25 (13 for 26). Before issue 52 severities 1, 4 and 5 were
+  the drawn path's: 5 to 7 grey levels from CIFAR-10-C's on average on smooth images at 1 (20 on
+  white noise), 0.6 to 0.9 at 4 and 5 (2.5 and 3.3 on white noise).
 - ``snow``: CIFAR-10-C's ``(loc, scale, zoom, threshold, blur radius, blur sigma, mix)`` are
   ``snow_mean`` = loc, ``threshold``, ``flake_zoom`` = zoom, ``blur_sigma``, ``blend`` = mix,
   ``opacity`` = 1, and the registry's snow settings (given points only; drawn samples keep their
@@ -96,22 +101,21 @@ it is CIFAR-10-C's operation at 32 px:
   ``0.2 · side / 32`` below 176 px, ImageNet-C's enlargement by 1.1 above); only the photograph
   index and the crop corner come from the sample's seed instead of numpy's global stream.
 - ``fog``: ``fog_weight = c / (1 + c)`` for CIFAR-10-C's strength c = 0.2, 0.5, 0.75, 1, 1.5 (1/6,
-  1/3, 3/7, 1/2, 3/5); ``decay`` = CIFAR-10-C's wibbledecay 3, 3, 2.5, 2, 1.75, clipped to the
-  domain's upper bound 2.0 for severities 1 to 3 (a rougher fog than CIFAR-10-C's: the noise
-  amplitude falls by decay^2 per octave, 4 instead of 9, 9 and 6.25). Severities 4 and 5 exact (in
-  law): a 32 x 32 plasma fractal (``mapsize=32``), the same diamond-square steps and mixing.
+  1/3, 3/7, 1/2, 3/5); ``decay`` = CIFAR-10-C's wibbledecay 3, 3, 2.5, 2, 1.75. Exact (in law): a
+  32 x 32 plasma fractal (``mapsize=32``), the same diamond-square steps and mixing. Decay 3 and
+  2.5 (severities 1 to 3) lie above the drawn domain's 2 and are allowed for given points
+  (``point_domain``). Before issue 52 they were clipped to 2: a rougher fog than CIFAR-10-C's
+  (the noise amplitude fell by 4 per octave instead of 9, 9 and 6.25).
 - ``brightness``: ``shift = c`` = 0.05, 0.1, 0.15, 0.2, 0.3 (added to V in HSV). Exact.
 - ``contrast``: ``contrast = c`` = 0.75, 0.5, 0.4, 0.3, 0.15 (per-channel means). Exact.
-- ``elastic_transform``: ``(alpha, sigma, affine)`` = CIFAR-10-C's ``32 * (...)``: (0, 1, 2.56),
-  (1.6, 6.4, 2.24), (2.56, 1.92, 1.92), (3.2, 1.28, 1.6), (3.333, 1, 0.96). Severities 1 to 4 exact
-  (in law; the affine by float bilinear sampling, which OpenCV's ``warpAffine`` before 4.11 rounded
-  to 1/32 px). Severity 1's sigma 0 is outside the domain [1, 200]; its alpha is 0, so sigma does
-  nothing (no displacement field): 1 is used. Severity 5 differs: sigma 0.96 is under the domain's
-  1; the field is smoothed with 1 px (the same 7-tap support) and alpha raised by the ratio of the
-  smoothed fields' standard deviations (``sum k_0.96^2 / sum k_1^2`` = 1.0415 for the truncated
-  kernels) to 3.333, so the displacement has CIFAR-10-C's standard deviation but is slightly
-  smoother: fed the same draws, 0.5 grey levels from CIFAR-10-C's on average (0.7 without the
-  scaling).
+- ``elastic_transform``: ``(alpha, sigma, affine)`` = CIFAR-10-C's ``32 * (...)``: (0, 0, 2.56),
+  (1.6, 6.4, 2.24), (2.56, 1.92, 1.92), (3.2, 1.28, 1.6), (3.2, 0.96, 0.96). Exact (in law; the
+  affine by float bilinear sampling, which OpenCV's ``warpAffine`` before 4.11 rounded to 1/32
+  px). Severity 1's sigma 0 and severity 5's 0.96 lie under the drawn domain's 1 and are allowed
+  for given points (``point_domain``; sigma 0 is an unsmoothed field, and with severity 1's alpha
+  0 no field at all). Before issue 52 both were raised to 1: severity 1's image was the same,
+  severity 5's field smoothed with 1 px and alpha raised to 3.333 to keep the displacement's
+  spread (0.5 grey levels from CIFAR-10-C's on average, fed the same draws).
 - ``pixelate``: ``block = 1 / c`` for c = 0.95, 0.9, 0.85, 0.75, 0.65 (1.053, 1.111, 1.176, 1.333,
   1.538): Pillow's BOX reduction to ``int(32 c)`` = 30, 28, 27, 24, 20 px. Exact (within 1 grey
   level: Pillow rounds after each axis): CIFAR-10-C enlarges back with BOX where the registry uses
@@ -129,20 +133,18 @@ it is CIFAR-10-C's operation at 32 px:
   three times CIFAR-10-C's mud.
 - ``saturate``: CIFAR-10-C's ``S' = clip(S a + b)`` with (a, b) = (0.3, 0), (0.1, 0), (1.5, 0), (2,
   0.1), (2.5, 0.2). For a < 1: ``saturation = a - 1`` = -0.7, -0.9; for a > 1: ``saturation = 1 - 1
-  / a`` with the registry's offset ``b`` at that point (``digital.saturate_gain_offset``).
-  Severities 1 to 3 exact (-0.7, -0.9, 1/3, where the registry's b is 0). Severities 4 and 5 differ:
-  the registry's one parameter ties b to a (b = 0 up to a = 2, 0.1 at a = 5, 0.2 at a = 20), so (2,
-  0.1) and (2.5, 0.2) are not on it. Used: the least-squares fit of the transfer curve ``S -> S'``
-  over S uniform on [0, 1]: 0.564 (a = 2.29, b = 0.021; RMS error of S' 0.026) and 0.692 (a = 3.25,
-  b = 0.064; 0.038). Grey and weakly saturated pixels get less colour than in CIFAR-10-C (S' = 0.02
-  and 0.06 instead of 0.1 and 0.2 at S = 0), strongly saturated ones reach S' = 1 sooner.
+  / a`` = 1/3, 0.5, 0.6, with the registry's offset tied to it (``digital.saturate_gain_offset``:
+  0 up to saturation 0.5, 1/30 at 0.6). Exact. Severities 4 and 5 set the registry's setting
+  ``offset_shift`` (given points only; drawn samples keep 0), added to the tied offset: 0.1 and
+  0.2 - 1/30, so that b is CIFAR-10-C's 0.1 and 0.2. Before issue 52 they were least-squares fits
+  on the tied path, 0.564 and 0.692 (a = 2.29, b = 0.021 and a = 3.25, b = 0.064): grey and weakly
+  saturated pixels got less colour (S' = 0.02 and 0.06 instead of 0.1 and 0.2 at S = 0).
 
 In short, at 32 px: exact for gaussian_noise, shot_noise, impulse_noise, speckle_noise,
-gaussian_blur, glass_blur, brightness, contrast, pixelate, jpeg_compression, spatter; exact
-except some severities for defocus_blur (3), zoom_blur (1, 4, 5), fog (1 to 3),
-elastic_transform (5), saturate (4, 5); the numpy port of ImageMagick for motion_blur; exact for
-frost with the photograph and crop drawn from the sample's seed; ImageNet-C's numpy port of
-ImageMagick's motion blur for snow's streaks.
+gaussian_blur, glass_blur, defocus_blur, zoom_blur, fog, brightness, contrast, elastic_transform,
+pixelate, jpeg_compression, spatter, saturate; the numpy port of ImageMagick for motion_blur;
+exact for frost with the photograph and crop drawn from the sample's seed; ImageNet-C's numpy
+port of ImageMagick's motion blur for snow's streaks.
 """
 
 from __future__ import annotations
@@ -150,28 +152,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-import numpy as np
-
+from vcrbench.corruptions.digital import saturate_gain_offset
 from vcrbench.corruptions.registry import get_corruption, validate_point
 from vcrbench.errors import VcrbenchError
 
 
-def smoothed_noise_gain(sigma: float, truncate: float = 3.0) -> float:
-    """Standard deviation of white noise after the 2-D Gaussian of ``sigma`` px that the elastic
-    transform smooths its fields with (scipy's kernel, radius ``int(truncate sigma + 0.5)``),
-    relative to the noise's own: ``sum(k^2)`` of the normalised 1-D kernel ``k``."""
-    radius = int(truncate * sigma + 0.5)
-    x = np.arange(-radius, radius + 1, dtype=np.float64)
-    k = np.exp(-0.5 * x * x / (sigma * sigma))
-    k /= k.sum()
-    return float(np.sum(k * k))
-
-
-#: Elastic severity 5: CIFAR-10-C's sigma 0.96 px is under the domain's 1 px; alpha is scaled
-#: so that the displacement keeps its standard deviation (module docstring).
-_ELASTIC_SIGMA_FLOOR = 1.0
-_ELASTIC_ALPHA_5 = 32 * 0.1 * smoothed_noise_gain(32 * 0.03) / smoothed_noise_gain(
-    _ELASTIC_SIGMA_FLOOR)
+def _saturate(gain: float, offset: float) -> dict[str, float]:
+    """CIFAR-10-C's ``S' = clip(S gain + offset)`` (gain > 1) as a registry point: the saturation
+    of that gain, and ``offset_shift`` where its offset is not the registry's tied one."""
+    saturation = 1.0 - 1.0 / gain
+    shift = offset - saturate_gain_offset(saturation)[1]
+    return {"saturation": saturation} | ({"offset_shift": shift} if shift else {})
 
 
 def _levels(names: tuple[str, ...], *levels: tuple[float, ...]) -> tuple[dict[str, float], ...]:
@@ -193,12 +184,14 @@ _TABLE: dict[str, tuple[dict[str, float], ...]] = {
     "gaussian_blur": _single("sigma", (0.4, 0.6, 0.7, 0.8, 1.0)),
     "glass_blur": _levels(("sigma", "max_delta", "iterations"),
                           (0.05, 1, 1), (0.25, 1, 1), (0.4, 1, 1), (0.25, 1, 2), (0.4, 1, 2)),
-    # severity 3's alias_blur 0.6 clipped to the domain's 0.5 (docstring)
+    # severity 3's alias_blur 0.6 is above the drawn domain's 0.5 (the point domain's 0.6)
     "defocus_blur": _levels(("radius", "alias_blur"),
-                            (0.3, 0.4), (0.4, 0.5), (0.5, 0.5), (1, 0.2), (1.5, 0.1)),
+                            (0.3, 0.4), (0.4, 0.5), (0.5, 0.6), (1, 0.2), (1.5, 0.1)),
     "motion_blur": _levels(("radius", "sigma"), (6, 1), (6, 1.5), (6, 2), (8, 2), (9, 2.5)),
-    # the largest factor of np.arange(1, 1.06 / 1.11 / 1.16 / 1.21 / 1.26, 0.01)
-    "zoom_blur": _single("zoom", (1.06, 1.11, 1.15, 1.20, 1.25)),
+    # the largest factor of np.arange(1, 1.06 / 1.11 / 1.16 / 1.21 / 1.26, 0.01); 1, 4 and 5
+    # with CIFAR-10-C's factors (2 and 3: the registry's are the same, docstring)
+    "zoom_blur": tuple({"zoom": z} | ({"cifar_factors": 1.0} if k in (1, 4, 5) else {})
+                       for k, z in enumerate((1.06, 1.11, 1.15, 1.20, 1.25), 1)),
     # CIFAR-10-C's (loc, threshold, zoom, blur sigma, mix), opacity 1, and the settings:
     # (scale, blur radius) and its order of the layer's steps (docstring)
     "snow": _levels(_SNOW,
@@ -209,24 +202,26 @@ _TABLE: dict[str, tuple[dict[str, float], ...]] = {
                     (0.3, 0.65, 1.25, 12, 0.8, 1, 0.3, 14, 1)),
     "frost": _levels(("image_weight", "frost_weight"),
                      (1, 0.2), (1, 0.3), (0.9, 0.4), (0.85, 0.4), (0.75, 0.45)),
-    # fog_weight = c / (1 + c); decay 3, 3, 2.5 clipped to the domain's 2.0
+    # fog_weight = c / (1 + c); decay 3, 3, 2.5 above the drawn domain's 2 (point domain's 3)
     "fog": _levels(("fog_weight", "decay"),
-                   *((c / (1 + c), min(d, 2.0)) for c, d in
+                   *((c / (1 + c), d) for c, d in
                      ((0.2, 3), (0.5, 3), (0.75, 2.5), (1, 2), (1.5, 1.75)))),
     "brightness": _single("shift", (0.05, 0.1, 0.15, 0.2, 0.3)),
     "contrast": _single("contrast", (0.75, 0.5, 0.4, 0.3, 0.15)),
+    # sigma 0 and 0.96 under the drawn domain's 1 (the point domain's 0)
     "elastic_transform": _levels(("alpha", "sigma", "affine"),
-                                 (32 * 0.0, _ELASTIC_SIGMA_FLOOR, 32 * 0.08),
+                                 (32 * 0.0, 32 * 0.0, 32 * 0.08),
                                  (32 * 0.05, 32 * 0.2, 32 * 0.07),
                                  (32 * 0.08, 32 * 0.06, 32 * 0.06),
                                  (32 * 0.1, 32 * 0.04, 32 * 0.05),
-                                 (_ELASTIC_ALPHA_5, _ELASTIC_SIGMA_FLOOR, 32 * 0.03)),
+                                 (32 * 0.1, 32 * 0.03, 32 * 0.03)),
     "pixelate": _single("block", tuple(1 / c for c in (0.95, 0.9, 0.85, 0.75, 0.65))),
     "jpeg_compression": _single("quality", (80, 65, 58, 50, 40)),
     # the knots of the strength path, CIFAR-10-C's settings at 32 px (docstring)
     "spatter": _single("strength", (1.0, 3.0, 4.0, 5.0, 6.0)),
-    # a - 1 below 1, 1 - 1 / a above; 4 and 5 least-squares fits (docstring)
-    "saturate": _single("saturation", (0.3 - 1, 0.1 - 1, 1 - 1 / 1.5, 0.564, 0.692)),
+    # a - 1 below 1, 1 - 1 / a above; 4 and 5 shift the tied offset to CIFAR-10-C's (docstring)
+    "saturate": (*_single("saturation", (0.3 - 1, 0.1 - 1, 1 - 1 / 1.5)),
+                 _saturate(2.0, 0.1), _saturate(2.5, 0.2)),
 }
 
 

@@ -221,9 +221,13 @@ def saturate_one(image: torch.Tensor, gain: float, offset: float) -> torch.Tenso
 
 def saturate(images: torch.Tensor, params: dict[str, np.ndarray],
              seeds: Sequence[int]) -> torch.Tensor:
-    """ImageNet-C saturate along ``saturation`` in ``[-1, 1]`` (``saturate_gain_offset``)."""
-    out = [saturate_one(img, *saturate_gain_offset(float(s)))
-           for img, s in zip(images, params["saturation"], strict=True)]
+    """ImageNet-C saturate along ``saturation`` in ``[-1, 1]`` (``saturate_gain_offset``); the
+    setting ``offset_shift`` (given points only; 0 without it) is added to the offset ``b``."""
+    shifts = params.get("offset_shift", np.zeros(len(images)))
+    out = []
+    for img, s, shift in zip(images, params["saturation"], shifts, strict=True):
+        gain, offset = saturate_gain_offset(float(s))
+        out.append(saturate_one(img, gain, offset + float(shift)))
     return torch.stack(out).clamp(0.0, 1.0)
 
 

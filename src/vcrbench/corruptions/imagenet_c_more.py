@@ -60,6 +60,9 @@ ZOOM_QUADRATURE_FROM = 1.6
 #: zooms the copies are enlarged exactly about the centre, from the second on as ImageNet-C does,
 #: and in between the two images are mixed linearly (ImageNet-C's severity 1 is 1.11).
 ZOOM_CENTRED_BELOW = (1.05, 1.11)
+#: Zoom blur's setting ``cifar_factors`` (given points only): CIFAR-10-C's spacing of the factors
+#: (``np.arange(1, stop, 0.01)`` at every severity, ``cifar_zoom_factors``).
+CIFAR_ZOOM_STEP = 0.01
 #: Zoom layers resampled at once (bounds the memory of a batch of layers).
 _ZOOM_CHUNK = 16
 
@@ -219,28 +222,43 @@ def zoom_factors(zoom: float) -> tuple[np.ndarray, np.ndarray]:
     return factors, (1.0 - mix) + mix * quad
 
 
+def cifar_zoom_factors(zoom: float) -> np.ndarray:
+    """CIFAR-10-C's zoom factors up to ``zoom``: ``1 + i s`` for ``s = CIFAR_ZOOM_STEP`` and every
+    ``i >= 0`` with ``1 + i s <= zoom`` (1e-9 of slack), the floats of ``np.arange(1, stop,
+    0.01)`` (numpy fills ``start + i ((start + step) - start)``); ``[1]`` at zoom 1."""
+    n = max(0, math.floor((zoom - 1.0) / CIFAR_ZOOM_STEP + 1e-9))
+    return 1.0 + np.arange(n + 1) * ((1.0 + CIFAR_ZOOM_STEP) - 1.0)
+
+
 def zoom_blur_one(image: torch.Tensor, factors: Sequence[float],
-                  weights: Sequence[float] | None = None, centred: bool = False) -> torch.Tensor:
+                  weights: Sequence[float] | None = None, centred: bool = False,
+                  centre_trim: bool = False) -> torch.Tensor:
     """``(x + sum_k w_k clipped_zoom(x, z_k)) / (len(factors) + 1)`` for one ``(3, H, W)`` image
-    (``w_k = 1``: ImageNet-C's mean; ``clipped_zoom`` cropped to the top-left ``H x W``, or the
-    exact enlargement about the centre if ``centred``)."""
+    (``w_k = 1``: ImageNet-C's mean; ``clipped_zoom`` cropped to the top-left ``H x W``, to the
+    central ``H x W`` (offset ``(H' - H) // 2``, as ``make_cifar_c.py``) if ``centre_trim``, or
+    the exact enlargement about the centre if ``centred``)."""
+
+    def kept(axis: tuple[np.ndarray, ...], n: int) -> tuple[np.ndarray, ...]:
+        start = (len(axis[0]) - n) // 2 if centre_trim and not centred else 0
+        return tuple(a[start : start + n] for a in axis)
+
     c, h, w = image.shape
     dev, dt = image.device, image.dtype
     wts = np.ones(len(factors)) if weights is None else np.asarray(weights, dtype=np.float64)
     total = image.clone()
     for start in range(0, len(factors), _ZOOM_CHUNK):
         chunk = factors[start : start + _ZOOM_CHUNK]
-        axes_h = [zoom_axis(h, float(z), centred) for z in chunk]
-        axes_w = [zoom_axis(w, float(z), centred) for z in chunk]
+        axes_h = [kept(zoom_axis(h, float(z), centred), h) for z in chunk]
+        axes_w = [kept(zoom_axis(w, float(z), centred), w) for z in chunk]
         n = len(chunk)
-        r0 = torch.from_numpy(np.concatenate([a[0][:h] for a in axes_h])).to(dev)
-        r1 = torch.from_numpy(np.concatenate([a[1][:h] for a in axes_h])).to(dev)
-        fr = torch.from_numpy(np.concatenate([a[2][:h] for a in axes_h])).to(dev, dt)
+        r0 = torch.from_numpy(np.concatenate([a[0] for a in axes_h])).to(dev)
+        r1 = torch.from_numpy(np.concatenate([a[1] for a in axes_h])).to(dev)
+        fr = torch.from_numpy(np.concatenate([a[2] for a in axes_h])).to(dev, dt)
         rows = torch.lerp(image.index_select(1, r0), image.index_select(1, r1), fr[:, None])
         rows = rows.reshape(c, n, h, w)
-        c0 = torch.from_numpy(np.stack([a[0][:w] for a in axes_w])).to(dev)
-        c1 = torch.from_numpy(np.stack([a[1][:w] for a in axes_w])).to(dev)
-        fc = torch.from_numpy(np.stack([a[2][:w] for a in axes_w])).to(dev, dt)
+        c0 = torch.from_numpy(np.stack([a[0] for a in axes_w])).to(dev)
+        c1 = torch.from_numpy(np.stack([a[1] for a in axes_w])).to(dev)
+        fc = torch.from_numpy(np.stack([a[2] for a in axes_w])).to(dev, dt)
         shape = (c, n, h, w)
         left = torch.gather(rows, 3, c0[None, :, None, :].expand(shape))
         right = torch.gather(rows, 3, c1[None, :, None, :].expand(shape))
@@ -255,13 +273,22 @@ def zoom_blur_one(image: torch.Tensor, factors: Sequence[float],
 
 def zoom_blur(images: torch.Tensor, params: dict[str, np.ndarray],
               seeds: Sequence[int]) -> torch.Tensor:
-    """ImageNet-C zoom blur with largest zoom factor ``zoom`` (1 is the clean image)."""
+    """ImageNet-C zoom blur with largest zoom factor ``zoom`` (1 is the clean image); the
+    setting ``cifar_factors`` (given points only; 0 without it) at 1 averages CIFAR-10-C's
+    factors (``cifar_zoom_factors``) with its centred trim instead."""
     low, high = ZOOM_CENTRED_BELOW
+    cifar = params.get("cifar_factors", np.zeros(len(images)))
+    if not np.isin(cifar, (0.0, 1.0)).all():
+        raise VcrbenchError("zoom_blur: setting 'cifar_factors' is 0 (the registry's factors) or "
+                            "1 (CIFAR-10-C's, every 0.01), nothing in between")
     out = []
-    for img, zoom in zip(images, params["zoom"], strict=True):
+    for img, zoom, flag in zip(images, params["zoom"], cifar, strict=True):
         z = float(zoom)
         if z <= 1.0:
             out.append(img)
+            continue
+        if flag == 1.0:
+            out.append(zoom_blur_one(img, cifar_zoom_factors(z), centre_trim=True))
             continue
         factors, weights = zoom_factors(z)
         mix = min(1.0, max(0.0, (z - low) / (high - low)))

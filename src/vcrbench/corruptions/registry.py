@@ -406,8 +406,10 @@ _ENTRIES = [
         reflected borders. alias_blur spans ImageNet-C's two values (at 0.1 the smoothing is
         the identity). ImageNet-C: radius 3 to 10, dv 0.45 to 0.84; at radius 30 dv is 0.97.
         radius is in pixels of the image at hand; its sampling domain scales with the image
-        side (the domain is for 224 px; sampling.scale_point).""",
-        blur.defocus_blur, spacing={"radius": 0.01}, pixel_parameters=("radius",)),
+        side (the domain is for 224 px; sampling.scale_point). Given points may set alias_blur
+        up to 0.6 (CIFAR-10-C's severity 3: corruptions.cifar_c); draws keep 0.1 to 0.5.""",
+        blur.defocus_blur, spacing={"radius": 0.01}, pixel_parameters=("radius",),
+        point_domain={"alias_blur": (0.1, 0.6)}),
     _entry(
         "motion_blur", "imagenet-c", "blur", {"radius": (0.0, 100.0), "sigma": (0.0, 60.0)},
         [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)],
@@ -515,8 +517,12 @@ _ENTRIES += [
         in between. Beyond 1.3 (not in ImageNet-C) the same mean over z uniform on [1, zoom] is
         a quadrature in 1 / z (evenly spaced copies along the radial streaks, 30 at zoom 3)
         instead of 68 evenly spaced factors. The centre of the image is never blurred, so dv
-        levels off: 0.946 at zoom 2, 0.952 at 3.""",
-        imagenet_c_more.zoom_blur, spacing={"zoom": 0.0003}),
+        levels off: 0.946 at zoom 2, 0.952 at 3. Setting that given points may set (draws
+        never do): cifar_factors (0; 1 = CIFAR-10-C's factors: 1, 1.01, ... up to zoom, every
+        copy ImageNet-C's clipped_zoom trimmed about its centre, no enlargements about the
+        centre below 1.11; corruptions.cifar_c).""",
+        imagenet_c_more.zoom_blur, spacing={"zoom": 0.0003},
+        settings={"cifar_factors": (0.0, 1.0, 0.0)}),
     _entry(
         "snow", "imagenet-c", "weather",
         {"snow_mean": (0.0, 1.5), "threshold": (0.5, 0.9), "flake_zoom": (1.5, 5.0),
@@ -555,8 +561,10 @@ _ENTRIES += [
         value, written with fog_weight w = c / (1 + c): clip(((1 - w) x + w p) m / ((1 - w) m
         + w)). w = 0 is the clean image, w = 1 the fog alone (m p), dv 0.97. ImageNet-C's c =
         1.5, 2, 2.5, 2.5, 3 (w = 0.6 to 0.75) with decay 2, 2, 1.7, 1.5, 1.4 (rougher fog for
-        smaller decay, the whole range of decay here): dv 0.53, 0.59, 0.71, 0.79, 0.86.""",
-        imagenet_c_more.fog),
+        smaller decay, the whole range of decay here): dv 0.53, 0.59, 0.71, 0.79, 0.86. Given
+        points may set decay up to 3 (smoother fog; CIFAR-10-C's 3 and 2.5 at its severities 1
+        to 3: corruptions.cifar_c); draws keep 1.4 to 2.""",
+        imagenet_c_more.fog, point_domain={"decay": (1.4, 3.0)}),
     _entry(
         "elastic_transform", "imagenet-c", "digital",
         {"alpha": (0.0, 500.0), "sigma": (1.0, 200.0), "affine": (0.0, 50.0)},
@@ -575,9 +583,11 @@ _ENTRIES += [
         alpha = 0.005 H * (12.5, 16.25, 21.25, 25, 30), sigma = 0.01 H, affine 0, i.e. (14 to
         33.6, 2.24, 0) at 224 px, dv 0.70 to 0.84. alpha = affine = 0 is the clean image (sigma
         200, the smoothest field, is its clean side); at (500, 1, 50) the pixels are scattered
-        by about 80 px and dv is 0.98.""",
+        by about 80 px and dv is 0.98. Given points may set sigma from 0 (an unsmoothed
+        field; CIFAR-10-C's 0 and 0.96 px at its severities 1 and 5: corruptions.cifar_c);
+        draws keep 1 to 200.""",
         imagenet_c_more.elastic_transform, spacing={"alpha": 0.01, "affine": 0.0003},
-        spacing_power={"alpha": 0.7, "affine": 0.7}),
+        spacing_power={"alpha": 0.7, "affine": 0.7}, point_domain={"sigma": (0.0, 200.0)}),
 ]
 
 # ImageNet-C, the rest of its 15 and its extras: contrast, pixelate, JPEG compression;
@@ -655,9 +665,11 @@ _ENTRIES += [
         saturated, grey ones red as in skimage's HSV; dv 0.73). ImageNet-C's (a, b) = (0.3,
         0), (0.1, 0), (2, 0), (5, 0.1), (20, 0.2) are -0.7, -0.9, 0.5, 0.8, 0.95, dv 0.38 to
         0.67. Saturation only reaches VIF's grey image through V and hue, so dv stays under
-        0.9 (under 0.1 for grey images below saturation 0.95).""",
+        0.9 (under 0.1 for grey images below saturation 0.95). Setting that given points may
+        set (draws never do): offset_shift (0), added to b (CIFAR-10-C's (2, 0.1) and (2.5,
+        0.2), off the tied path, at its severities 4 and 5: corruptions.cifar_c).""",
         digital.saturate, spacing={"saturation": 0.03},
-        spacing_power={"saturation": 3.0}),
+        spacing_power={"saturation": 3.0}, settings={"offset_shift": (-1.0, 1.0, 0.0)}),
 ]
 
 

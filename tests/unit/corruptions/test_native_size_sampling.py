@@ -310,3 +310,32 @@ def test_cifar_c_snow_samples_carry_its_settings_to_the_images():
         one = corrupt_uint8("snow", clean.images([ids[row]]), {k: [v] for k, v in point.items()},
                             [seeds[row]], torch.device("cpu"))
         np.testing.assert_array_equal(corrupted[row], one[0])
+
+
+@pytest.mark.parametrize(("name", "setting", "values"), [
+    ("zoom_blur", "cifar_factors", [1.0, 0.0, 0.0, 1.0, 1.0]),
+    ("saturate", "offset_shift", [0.0, 0.0, 0.0, 0.1, 0.2 - 1 / 30]),
+])
+def test_cifar_c_samples_carry_settings_given_at_some_severities(name, setting, values):
+    """A setting the severity table gives at some severities (issue 52: zoom blur's CIFAR-10-C
+    factors at 1, 4, 5, saturate's offset at 4, 5) is a column at 32 px with its default at the
+    others, and the regenerated images are those of the table's points; at 224 px and in uniform
+    mode the shard has the parameters only."""
+    from vcrbench.corruptions import corrupt_uint8
+    from vcrbench.evaluation.scoring import corrupted_batches
+
+    kw = dict(seed=SEED, n=10, shard_size=10, shard=0)
+    for table in (make_samples(["a", "b"], name, mode="imagenet-c", side=224, **kw),
+                  make_samples(["a", "b"], name, mode="uniform", side=32, **kw)):
+        assert setting not in table.column_names
+    small = make_samples(["a", "b"], name, mode="imagenet-c", side=32, **kw)
+    np.testing.assert_allclose(small.column(setting).to_pylist()[:5], values, atol=1e-12)
+    rng = np.random.default_rng(5)
+    clean = _Images({i: rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for i in "ab"})
+    (rows, _, corrupted), = corrupted_batches(small, clean, batch_size=10)
+    ids = small.column("image_id").to_pylist()
+    for row in range(rows.stop):
+        point = cifar_c_severities(name)[row % 5]
+        one = corrupt_uint8(name, clean.images([ids[row]]), {k: [v] for k, v in point.items()},
+                            [0], torch.device("cpu"))
+        np.testing.assert_array_equal(corrupted[row], one[0])
