@@ -5,6 +5,13 @@ Run::
     python benchmarks/bench_vif.py                     # CPU, torch with 1 and 2 threads
     python benchmarks/bench_vif.py --threads 2         # only 2 threads
     python benchmarks/bench_vif.py --device cuda       # a GPU as well (reference stays on CPU)
+    python benchmarks/bench_vif.py --profile-events --baseline 009753f  # ops per chunk
+
+``--profile-events``: torch profiler events (every aten call, views included) of one ``vif``
+call on a chunk of 8 and of 32 pairs at 224 px on the CPU, one thread, and the wall time per
+pair (best of ``--repeat``); with ``--baseline REV`` the same for ``src/vcrbench/vif.py`` as it
+was at git revision REV, side by side in the same process (issue 50: events per chunk, not
+per pair, since a GPU runs each as a kernel launch).
 
 Side by side in one run: the batched torch VIF (``fast`` and ``exact``, one call on a batch of
 64 pairs, best of ``--repeat``) and the slow per-image reference of the tests
@@ -169,6 +176,57 @@ def memory(precision: str, device: str, n: int, threads: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# ----------------------------------------------------------------------------- profiler events
+
+
+def module_at(revision: str):
+    """vcrbench.vif as it was at a git revision, imported under another name."""
+    import importlib.util
+    import tempfile
+
+    source = subprocess.run(["git", "-C", str(REPO), "show", f"{revision}:src/vcrbench/vif.py"],
+                            capture_output=True, text=True, check=True).stdout
+    path = Path(tempfile.mkdtemp()) / "vif_baseline.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("vif_baseline", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def profile_events(baseline: str | None, repeat: int, sizes=(8, 32)) -> None:
+    """Print profiler events per chunk and ms per pair at each chunk size (one CPU thread)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    import vcrbench.vif as current
+
+    torch.set_num_threads(1)
+    ref, dist = make_pairs(max(sizes))
+    versions = {"this tree": current}
+    if baseline:
+        versions[f"at {baseline}"] = module_at(baseline)
+    print(f"# VIF (fast) on the CPU, 1 thread, {SIZE} px: torch profiler events per chunk\n")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| vif.py | pairs per chunk | profiler events | ms per pair (best of "
+          f"{repeat}) | max abs VIF difference to this tree |")
+    print("|---|---:|---:|---:|---:|")
+    values = {}
+    for name, module in versions.items():
+        module.vif(ref[:4], dist[:4])  # warm-up: filters, caches
+        for n in sizes:
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                values[name, n] = module.vif(ref[:n], dist[:n], chunk_size=n)
+            best = float("inf")
+            for _ in range(repeat):
+                t = time.perf_counter()
+                module.vif(ref[:n], dist[:n], chunk_size=n)
+                best = min(best, time.perf_counter() - t)
+            diff = np.abs(values[name, n] - values["this tree", n]).max()
+            print(f"| {name} | {n} | {len(prof.events())} | {best / n * 1e3:.1f} | {diff:.1e} |")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -181,12 +239,19 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-probe", choices=["fast", "exact"], help=argparse.SUPPRESS)
+    parser.add_argument("--profile-events", action="store_true",
+                        help="profiler events per chunk of 8 and 32 pairs (and ms per pair)")
+    parser.add_argument("--baseline", help="with --profile-events: also vif.py at this git "
+                        "revision, side by side")
     parser.add_argument("--omp-wait-policy", default="passive", choices=["passive", "active"],
                         help="OMP_WAIT_POLICY for torch when not set in the environment")
     args = parser.parse_args()
     os.environ.setdefault("OMP_WAIT_POLICY", args.omp_wait_policy.upper())  # before torch
     if args.memory_probe:
         memory_probe(args.memory_probe, args.device, args.pairs)
+        return
+    if args.profile_events:
+        profile_events(args.baseline, args.repeat)
         return
 
     import torch
