@@ -27,6 +27,7 @@ from bench_output import machine_line  # noqa: E402
 
 from vcrbench.models import load_model  # noqa: E402
 from vcrbench.models.openclip_zoo import embeddings_path, write_text_embeddings  # noqa: E402
+from vcrbench.models.registry import parse_model_name  # noqa: E402
 
 
 def _seconds(call) -> tuple[float, float]:
@@ -50,7 +51,8 @@ def main() -> None:
         torch.save(open_clip.create_model(args.arch).state_dict(), checkpoint)
         name = f"openclip:{args.arch}?pretrained={checkpoint}"
         models = Path(folder) / "models"
-        write = _seconds(lambda: write_text_embeddings(name, embeddings_path(models, name)))
+        write = _seconds(lambda: write_text_embeddings(parse_model_name(name),
+                                                            embeddings_path(models, name)))
         encoding = _seconds(lambda: load_model(name))
         cached = _seconds(lambda: load_model(name, models_dir=models))
     print(machine_line())

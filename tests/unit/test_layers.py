@@ -106,3 +106,81 @@ def test_every_package_says_what_it_holds_and_may_import(package):
     assert statement, f"{package}/__init__.py does not say what it may import ('May import: …')"
     named = set(re.findall(r"vcrbench\.(\w+)", statement.group(1))) | {"errors"}
     assert named == ALLOWED[package] | {"errors"}, (package, named, ALLOWED[package])
+
+
+# ------------------------------------------------------------------------------- no circles
+
+
+def _module_name(path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(tree: ast.AST, modules: set[str]) -> set[str]:
+    """The ``vcrbench`` modules a parsed source imports when it runs, at module level or inside
+    a function alike: ``from a.b import c`` is the module ``a.b.c`` when that is a module, else
+    ``a.b``; an ``if TYPE_CHECKING:`` block never runs and is left out."""
+    found: set[str] = set()
+    nodes = [tree]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            nodes.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
+            found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                      else node.module for a in node.names}
+        nodes.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the ``vcrbench`` modules it imports (:func:`_runtime_imports`), every module
+    of the package."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: _runtime_imports(ast.parse(path.read_text(encoding="utf-8")), set(paths))
+            - {name} for name, path in paths.items()}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of an import graph found by a depth-first search: one path ``[a, b, …, a]``
+    per import that leads back to a module on the search's path (at least one for every group
+    of modules that import each other; an empty list for an acyclic graph)."""
+    circles, done = [], set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        path, on_path, stack = [start], {start}, [iter(sorted(graph[start]))]
+        while stack:
+            successor = next(stack[-1], None)
+            if successor is None:
+                finished = path.pop()
+                on_path.discard(finished)
+                done.add(finished)
+                stack.pop()
+            elif successor in on_path:
+                circles.append(path[path.index(successor):] + [successor])
+            elif successor not in done and successor in graph:
+                path.append(successor)
+                on_path.add(successor)
+                stack.append(iter(sorted(graph[successor])))
+    return circles
+
+
+def test_the_circle_finder_finds_circles():
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        ["a", "b", "c", "a"]]
+    assert import_circles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import x.y\n"
+                     "def f():\n    from x import y, z\n")
+    assert _runtime_imports(tree, {"x", "x.y", "x.z"}) == {"x.y", "x.z"}
+    assert _runtime_imports(tree, {"x", "x.y"}) == {"x", "x.y"}
+
+
+def test_no_import_circle():
+    """No module of vcrbench imports itself through others, counting imports inside functions:
+    a function-level import is there to keep start-up light, never to dodge a circle."""
+    circles = import_circles(import_graph())
+    assert not circles, "\n".join(" -> ".join(circle) for circle in circles)

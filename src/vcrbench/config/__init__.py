@@ -30,7 +30,8 @@ from vcrbench.corruptions.sets import CORRUPTION_SETS, expand_sets
 from vcrbench.data.config import check_dataset
 from vcrbench.errors import VcrbenchError
 from vcrbench.human.config import check_human
-from vcrbench.models.registry import model_slug, parse_model_name
+from vcrbench.models.registry import parse_model_name
+from vcrbench.models.slugs import model_slug
 from vcrbench.overlap.config import (
     OVERLAP_PREFIX,
     baseline,

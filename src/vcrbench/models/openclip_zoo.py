@@ -39,6 +39,7 @@ import torch
 
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.preprocess import CLIP_MEAN, CLIP_STD, Preprocessing
+from vcrbench.models.slugs import model_slug
 from vcrbench.models.sources import (
     Loaded,
     _DownloadBlocked,
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     import pyarrow as pa
+
+    from vcrbench.models.registry import ModelSpec
 
 #: The zero-shot prompt of ``openclip:`` models.
 OPENCLIP_PROMPT = "a picture of {}"
@@ -95,8 +98,6 @@ def check_name(name: str, target: str, options: Mapping[str, str]) -> None:
 
 def embeddings_path(models_dir: str | Path, name: str) -> Path:
     """Where the workflow keeps the text embeddings of model ``name``."""
-    from vcrbench.models.registry import model_slug
-
     return Path(models_dir) / model_slug(name) / TEXT_EMBEDDINGS_FILE
 
 
@@ -246,15 +247,15 @@ def embeddings_table(name: str, features: torch.Tensor, names: Sequence[str]) ->
     return table.replace_schema_metadata({_METADATA_KEY: json.dumps(metadata, sort_keys=True)})
 
 
-def write_text_embeddings(name: str, path: str | Path) -> pa.Table:
-    """Load ``openclip:`` model ``name``, encode its class prompts and write them to ``path``
-    (Parquet, atomically, byte-reproducible on one machine); returns the table."""
+def write_text_embeddings(spec: ModelSpec, path: str | Path) -> pa.Table:
+    """Load the ``openclip:`` model ``spec`` (its parsed name,
+    :func:`~vcrbench.models.registry.parse_model_name`: the registry validates names with
+    this module, so this module does not parse them), encode its class prompts and write them
+    to ``path`` (Parquet, atomically, byte-reproducible on one machine); returns the table."""
     from vcrbench.core.tables import write_table
-    from vcrbench.models.registry import parse_model_name
 
-    spec = parse_model_name(name)
     if spec.kind != "openclip":
-        raise VcrbenchError(f"{name}: text embeddings are made for openclip: models only")
+        raise VcrbenchError(f"{spec.name}: text embeddings are made for openclip: models only")
     clip, tokenizer, _ = build_clip(spec.name, spec.target, spec.options)
     names = classnames()
     table = embeddings_table(spec.name, encode_prompts(clip, tokenizer, names), names)

@@ -241,16 +241,6 @@ def parse_model_name(name: str) -> ModelSpec:
     return spec
 
 
-def model_slug(name: str) -> str:
-    """A file-system and wildcard friendly folder name for a model string.
-
-    ``torchvision:resnet50`` -> ``torchvision-resnet50``;
-    ``file:my/model.py`` -> ``file-my-model.py``.
-    """
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
-    return slug or "model"
-
-
 def robustbench_options(spec: ModelSpec) -> tuple[str, str, str | None]:
     """``(dataset, threat, model_dir)`` of a ``robustbench:`` name, defaults filled in."""
     from vcrbench.models.robustbench_zoo import canonical_threat

@@ -1,11 +1,11 @@
 """Augmentations of a training batch: which views of its images the model sees.
 
 An augmentation turns the batch's prepared images (``(B, H, W, 3)`` uint8) into named *views*
-(:class:`Views`), each ``(B, H, W, 3)`` uint8 and aligned with the batch; the epoch loop feeds
-every view to the model and hands the logits per view to the loss (:mod:`vcrbench.training.
-losses`). The view ``input`` is the one whose accuracy the training log reports. Every random
-draw is keyed by ``(seed, entry, epoch, position of the image in the epoch)``, so a view is the
-same after a restart and whatever the batch size.
+(:class:`~vcrbench.training.views.Views`), each ``(B, H, W, 3)`` uint8 and aligned with the
+batch; the epoch loop feeds every view to the model and hands the logits per view to the loss
+(:mod:`vcrbench.training.losses`). The view ``input`` is the one whose accuracy the training
+log reports. Every random draw is keyed by ``(seed, entry, epoch, position of the image in the
+epoch)``, so a view is the same after a restart and whatever the batch size.
 
 :class:`CorruptionAugmentation` (VCR paper §4.3, NOC §3.2): the first ``round(fraction · B)``
 images of each batch (a random subset, since the order is random) are corrupted with their own
@@ -17,9 +17,11 @@ pixel lengths moved to ``s`` exactly as the evaluation's samples are
 32 px image alike.
 
 :class:`AugMixAugmentation` (methods ``augmix``, ``reva_minus``, ``reva``): the clean image as
-``input``, two AugMix views (:data:`AUGMIX_VIEWS`, :mod:`vcrbench.training.augmix`; view ``v``
-of the image at position ``p`` keyed by ``(seed, entry, epoch, p, v)``) and, for REVa, its PGD
-counterpart as :data:`ADVERSARIAL` (:mod:`vcrbench.training.adversarial`).
+``input``, two AugMix views (:class:`~vcrbench.training.views.AugMixViews`, the builder
+training from scratch uses too; view ``v`` of the image at position ``p`` keyed by ``(seed,
+entry, epoch, p, v)``) and, for REVa, its PGD counterpart as ``adversarial``
+(:mod:`vcrbench.training.adversarial`). The view names and :class:`~vcrbench.training.views.
+Views` are :mod:`vcrbench.training.views`'.
 
 Crops and flips (``finetune[].geometry``, :func:`geometry_draws`, :func:`crop_flip`) come
 first: the epoch loop crops and flips each batch image before its views are made, so the clean
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from functools import partial
 
 import numpy as np
 import torch
@@ -47,37 +49,18 @@ from vcrbench.core.seeding import (
     EPOCH_PARAMETERS,
     seed_of,
 )
+from vcrbench.corruptions import corrupt_uint8, get_corruption
+from vcrbench.corruptions.sampling import REFERENCE_SIDE, sample_parameters, scale_point
 from vcrbench.errors import VcrbenchError
 from vcrbench.training.spec import TrainingSpec, epoch_order
-
-#: The view whose accuracy and loss the training log splits into clean and corrupted images.
-INPUT = "input"
-#: The two AugMix views of AugMix's and REVa's consistency loss, and REVa's PGD counterpart.
-AUGMIX_VIEWS = ("augmix1", "augmix2")
-ADVERSARIAL = "adversarial"
-
-
-@dataclass(frozen=True)
-class Views:
-    """The views of one batch.
-
-    Attributes:
-        images: view name -> ``(B, H, W, 3)`` uint8 images, row ``i`` made from image ``i``;
-            always has :data:`INPUT`.
-        corrupted: ``(B,)`` bool, the images whose :data:`INPUT` view is corrupted (for the
-            training log's clean / corrupted split).
-    """
-
-    images: dict[str, np.ndarray]
-    corrupted: np.ndarray
-
-
-class Augmentation(Protocol):
-    """Makes the views of a batch: ``(images, epoch, positions, device) -> Views``, where
-    ``positions`` are the images' places in the epoch's order (the key of their draws)."""
-
-    def __call__(self, images: np.ndarray, epoch: int, positions: range,
-                 device: torch.device) -> Views: ...
+from vcrbench.training.views import (
+    ADVERSARIAL,
+    AUGMIX_VIEWS,
+    INPUT,
+    AugMixViews,
+    Views,
+    pad_crop_flip,
+)
 
 
 @dataclass(frozen=True)
@@ -156,9 +139,7 @@ def crop_flip(images: np.ndarray, draws: GeometryDraws, spec: TrainingSpec,
     x = torch.from_numpy(np.ascontiguousarray(images)).to(device)
     flip = torch.from_numpy(draws.flip).to(device)
     if spec.crop == "pad":
-        from vcrbench.training.scratch import augment
-
-        out = augment(x, torch.from_numpy(draws.left).to(device),
+        out = pad_crop_flip(x, torch.from_numpy(draws.left).to(device),
                       torch.from_numpy(draws.top).to(device), flip, spec.crop_padding)
     else:
         _, h, w, _ = x.shape
@@ -198,9 +179,6 @@ def augmentation_draws(spec: TrainingSpec, epoch: int, positions: range,
     px: each point drawn as for a 224 px image, then its pixel lengths moved to ``side`` as
     the evaluation's samples are (:func:`vcrbench.corruptions.sampling.scale_point`; nothing
     changes at 224)."""
-    from vcrbench.corruptions import get_corruption
-    from vcrbench.corruptions.sampling import REFERENCE_SIDE, sample_parameters, scale_point
-
     corruption = get_corruption(spec.corruption)
     names = list(corruption.parameters)
     points = [
@@ -227,8 +205,6 @@ class CorruptionAugmentation:
 
     def __call__(self, images: np.ndarray, epoch: int, positions: range,
                  device: torch.device) -> Views:
-        from vcrbench.corruptions import corrupt_uint8
-
         spec = self.spec
         k = corrupted_count(len(images), spec.fraction) if spec.corruption else 0
         if k:
@@ -260,17 +236,12 @@ class AugMixAugmentation:
 
     def __call__(self, images: np.ndarray, epoch: int, positions: range,
                  device: torch.device) -> Views:
-        from vcrbench.training.augmix import augmix_view, draw_augmix
-
+        x = torch.from_numpy(np.ascontiguousarray(images)).to(device)
+        made = AugMixViews(self.pool, self.corruptions, self.spec.augmix,
+                           partial(self.spec.key, epoch, EPOCH_AUGMIX))(x, positions)
         views = {INPUT: images}
-        for v, name in enumerate(AUGMIX_VIEWS):
-            out = np.empty_like(images)
-            for i, position in enumerate(positions):
-                rng = np.random.default_rng(self.spec.key(epoch, EPOCH_AUGMIX, position, v))
-                draw = draw_augmix(rng, self.pool, self.spec.augmix)
-                image = torch.from_numpy(images[i]).to(device).permute(2, 0, 1)
-                out[i] = augmix_view(image, draw, self.corruptions).permute(1, 2, 0).cpu().numpy()
-            views[name] = out
+        views.update((name, np.ascontiguousarray(view.cpu().numpy()))
+                     for name, view in zip(AUGMIX_VIEWS, made, strict=True))
         if self.adversarial is not None:
             order = epoch_order(len(self.adversarial), self.spec, epoch)
             adversarial = self.adversarial[order[positions.start:positions.stop]]

@@ -49,12 +49,13 @@ import torch
 
 from vcrbench.core.seeding import EPOCH_DROPOUT
 from vcrbench.errors import VcrbenchError
-from vcrbench.training.augmentation import INPUT, Augmentation, crop_flip, geometry_draws
+from vcrbench.training.augmentation import crop_flip, geometry_draws
 from vcrbench.training.checkpoint import epoch_checkpoint
 from vcrbench.training.layers import set_training_mode
 from vcrbench.training.losses import Loss
 from vcrbench.training.methods import method_parts
 from vcrbench.training.spec import TrainingSpec, epoch_order, learning_rate
+from vcrbench.training.views import INPUT, Augmentation
 
 LOG_SCHEMA = pa.schema(
     [

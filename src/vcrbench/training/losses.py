@@ -1,7 +1,7 @@
 """Training losses: the logits of every view of a batch -> one loss per image.
 
 A loss is any callable ``(logits, target) -> (B,)`` with ``logits`` the view name -> ``(B,
-1000)`` logits of :class:`vcrbench.training.augmentation.Views` and ``target`` the ``(B,)``
+1000)`` logits of :class:`vcrbench.training.views.Views` and ``target`` the ``(B,)``
 ImageNet labels; the epoch loop minimises the mean over the batch.
 
 - :func:`cross_entropy` (method ``standard``): CE of the ``input`` view.
@@ -22,7 +22,7 @@ from typing import Protocol
 
 import torch
 
-from vcrbench.training.augmentation import ADVERSARIAL, AUGMIX_VIEWS, INPUT
+from vcrbench.training.views import ADVERSARIAL, AUGMIX_VIEWS, INPUT
 
 #: AugMix's clamp of the mixture before its logarithm.
 MIXTURE_FLOOR = 1e-7
@@ -33,7 +33,7 @@ class Loss(Protocol):
 
 
 def cross_entropy(logits: dict[str, torch.Tensor], target: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of the :data:`~vcrbench.training.augmentation.INPUT` view, per image."""
+    """Cross-entropy of the :data:`~vcrbench.training.views.INPUT` view, per image."""
     return torch.nn.functional.cross_entropy(logits[INPUT], target, reduction="none")
 
 

@@ -19,31 +19,22 @@ import numpy as np
 import pyarrow as pa
 
 from vcrbench.errors import VcrbenchError
-from vcrbench.training.augmentation import (
-    Augmentation,
-    AugMixAugmentation,
-    CorruptionAugmentation,
-)
+from vcrbench.training.augmentation import AugMixAugmentation, CorruptionAugmentation
+from vcrbench.training.augmix import AUGMIX_OPS
 from vcrbench.training.losses import AugMixLoss, Loss, RevaLoss, cross_entropy
 from vcrbench.training.spec import ADVERSARIAL_METHODS, TrainingSpec
+from vcrbench.training.views import Augmentation, operation_pool
 
 
 def augmix_pool(spec: TrainingSpec, side: int = 224) -> tuple[tuple[str, ...], dict]:
     """The operation pool of an AugMix method and its corruption operations, on images of
     ``side`` px (the targeted corruptions' constants at that side:
-    :meth:`~vcrbench.training.augmix.CorruptionOp.at`)."""
-    from vcrbench.training.augmix import AUGMIX_OPS, CorruptionOp
-
+    :func:`~vcrbench.training.views.operation_pool`)."""
     if spec.method != "reva":
         return AUGMIX_OPS, {}
     reva = spec.reva
-    corruptions = {name: CorruptionOp.at(name, reva.severity, reva.domain_fraction, side=side)
-                   for name in reva.targeted}
-    pool = (AUGMIX_OPS if reva.augmix_ops else ()) + tuple(corruptions)
-    if not pool:
-        raise VcrbenchError(f"finetune {spec.name}: the AugMix pool is empty (no targeted "
-                            "corruption and reva.augmix_ops false)")
-    return pool, corruptions
+    return operation_pool(reva.targeted, reva.augmix_ops, side, reva.severity,
+                          reva.domain_fraction, what=f"finetune {spec.name}")
 
 
 def method_parts(spec: TrainingSpec, adversarial: np.ndarray | None = None, side: int = 224

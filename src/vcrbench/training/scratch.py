@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +46,17 @@ from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
 from vcrbench.models.trained import FORMAT as TRAINED_FORMAT
 from vcrbench.models.trained import VERSION as TRAINED_VERSION
 from vcrbench.models.trained import read_trained
+from vcrbench.training.augmix import AUGMIX_OPS
 from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
 from vcrbench.training.losses import jensen_shannon
-from vcrbench.training.spec import AugMixSettings
+from vcrbench.training.spec import ADVERSARIAL_METHODS, AUGMIX_METHODS, METHODS, AugMixSettings
 from vcrbench.training.view_workers import ViewWorkers
+from vcrbench.training.views import AugMixViews, operation_pool, pad_crop_flip
 
 SCHEDULES = ("cosine", "onecycle")
 PRECISIONS = ("fp32", "bf16")
-#: Methods of a from-scratch entry (module docstring).
-SCRATCH_METHODS = ("standard", "augmix", "reva_minus", "reva")
-#: The methods that train on AugMix views, and those that also train on PGD counterparts.
-AUGMIX_METHODS = ("augmix", "reva_minus", "reva")
-ADVERSARIAL_METHODS = ("reva_minus", "reva")
+#: Methods of a from-scratch entry (module docstring): those of fine-tuning.
+SCRATCH_METHODS = METHODS
 #: Stream of the AugMix draws of an epoch (keyed with the seed, epoch, position and view).
 AUGMIX_STREAM = 0xA6A1
 #: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
@@ -265,27 +265,6 @@ def epoch_draws(recipe: ScratchRecipe, n_images: int, epoch: int) -> EpochDraws:
     return EpochDraws(order, dx, dy, flip)
 
 
-def augment(images: torch.Tensor, dx: torch.Tensor, dy: torch.Tensor, flip: torch.Tensor,
-            padding: int) -> torch.Tensor:
-    """Random crops from zero-padded images and horizontal flips, on any device.
-
-    Args:
-        images: (B, H, W, C) uint8.
-        dx, dy: (B,) int64 offsets of the crop in the padded image, in [0, 2 * padding].
-        flip: (B,) bool.
-    Returns:
-        (B, H, W, C) uint8.
-    """
-    if padding:
-        b, h, w, _ = images.shape
-        padded = torch.nn.functional.pad(images, (0, 0, padding, padding, padding, padding))
-        rows = dy[:, None] + torch.arange(h, device=images.device)
-        cols = dx[:, None] + torch.arange(w, device=images.device)
-        batch = torch.arange(b, device=images.device)[:, None, None]
-        images = padded[batch, rows[:, :, None], cols[:, None, :]]
-    return torch.where(flip[:, None, None, None], images.flip(2), images)
-
-
 def normalise(images: torch.Tensor, recipe: ScratchRecipe) -> torch.Tensor:
     """(B, H, W, 3) uint8 -> (B, 3, H, W) float32 normalised, channels-last in memory."""
     x = images.permute(0, 3, 1, 2).float().div_(255.0)
@@ -297,18 +276,28 @@ def normalise(images: torch.Tensor, recipe: ScratchRecipe) -> torch.Tensor:
 def augmix_pool(recipe: ScratchRecipe, side: int) -> tuple[tuple[str, ...], dict]:
     """The operation pool of the recipe's AugMix views and its corruption operations: AugMix's
     nine, plus (method ``reva``) the targeted corruptions at ``recipe.reva.severity``, with
-    CIFAR-10-C's constants at ``side`` 32 (:func:`vcrbench.corruptions.imagenet_c_samples`)."""
-    from vcrbench.training.augmix import AUGMIX_OPS, CorruptionOp
-
+    CIFAR-10-C's constants at ``side`` 32 (:func:`~vcrbench.training.views.operation_pool`)."""
     reva = recipe.reva
     if recipe.method != "reva":
         return AUGMIX_OPS, {}
     if reva.targeted == "auto":
         raise VcrbenchError("reva.targeted auto has not been resolved from REVa part 1's groups "
                             "(ScratchRecipe.with_targeted)")
-    corruptions = {name: CorruptionOp.at(name, reva.severity, side=side)
-                   for name in reva.targeted}
-    return (AUGMIX_OPS if reva.augmix_ops else ()) + tuple(corruptions), corruptions
+    return operation_pool(reva.targeted, reva.augmix_ops, side, reva.severity)
+
+
+def augmix_key(seed: int, epoch: int, position: int, view: int) -> np.random.SeedSequence:
+    """The seed sequence of AugMix view ``view`` of the image at ``position`` of epoch
+    ``epoch``: ``(seed, epoch, AUGMIX_STREAM, position, view)``."""
+    return np.random.SeedSequence([seed, epoch, AUGMIX_STREAM, position, view])
+
+
+def augmix_maker(recipe: ScratchRecipe, epoch: int, side: int) -> AugMixViews:
+    """The maker of epoch ``epoch``'s AugMix views of ``side`` px images (the methods of
+    :data:`AUGMIX_METHODS`), keyed by :func:`augmix_key`; picklable, for
+    :class:`~vcrbench.training.view_workers.ViewWorkers`."""
+    pool, corruptions = augmix_pool(recipe, side)
+    return AugMixViews(pool, corruptions, recipe.augmix, partial(augmix_key, recipe.seed, epoch))
 
 
 def augmix_training_views(recipe: ScratchRecipe, batch: torch.Tensor, epoch: int,
@@ -322,18 +311,7 @@ def augmix_training_views(recipe: ScratchRecipe, batch: torch.Tensor, epoch: int
         two (B, H, W, 3) uint8 views; view ``v`` of position ``p`` is drawn from the generator
         keyed by ``(seed, epoch, AUGMIX_STREAM, p, v)``, so it does not depend on the batch.
     """
-    from vcrbench.training.augmix import draw_augmix
-    from vcrbench.training.augmix_batch import augmix_views
-
-    pool, corruptions = augmix_pool(recipe, int(batch.shape[1]))
-    chw = batch.permute(0, 3, 1, 2)
-    views = []
-    for v in range(2):
-        draws = [draw_augmix(np.random.default_rng(np.random.SeedSequence(
-                     [recipe.seed, epoch, AUGMIX_STREAM, p, v])), pool, recipe.augmix)
-                 for p in positions]
-        views.append(augmix_views(chw, draws, corruptions).permute(0, 2, 3, 1))
-    return views
+    return augmix_maker(recipe, epoch, int(batch.shape[1]))(batch, positions)
 
 
 def _autocast(recipe: ScratchRecipe, device: torch.device):
@@ -407,14 +385,16 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
     loss_sum = torch.zeros((), device=device, dtype=torch.float64)
     correct = torch.zeros((), device=device, dtype=torch.int64)
     lr = recipe.lr
-    view_stream = None
-    if view_workers is not None and recipe.method in AUGMIX_METHODS:
-        view_stream = view_workers.stream(recipe, epoch, _cpu_batches(images, draws, recipe,
-                                                                      per_epoch))
+    view_stream = make_views = None
+    if recipe.method in AUGMIX_METHODS:
+        make_views = augmix_maker(recipe, epoch, int(images.shape[1]))
+        if view_workers is not None:
+            view_stream = view_workers.stream(make_views, _cpu_batches(images, draws, recipe,
+                                                                       per_epoch))
     for step in range(per_epoch):
         positions = slice(step * recipe.batch_size, (step + 1) * recipe.batch_size)
         index = order[positions]
-        batch = augment(images[index], dx[positions], dy[positions], flip[positions],
+        batch = pad_crop_flip(images[index], dx[positions], dy[positions], flip[positions],
                         recipe.crop_padding)
         y = labels[index]
         if recipe.method in AUGMIX_METHODS:
@@ -424,10 +404,9 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
             if view_stream is not None:
                 views = [v.to(device, non_blocking=True) for v in next(view_stream)]
             else:
-                views = augmix_training_views(recipe, batch, epoch,
-                                              range(positions.start, positions.start + len(y)))
+                views = make_views(batch, range(positions.start, positions.start + len(y)))
             if needs:
-                views.append(augment(adversarial[index], dx[positions], dy[positions],
+                views.append(pad_crop_flip(adversarial[index], dx[positions], dy[positions],
                                      flip[positions], recipe.crop_padding))
             batch = torch.cat([batch, *views])
         x = normalise(batch, recipe)
@@ -469,7 +448,7 @@ def _cpu_batches(images: torch.Tensor, draws: EpochDraws, recipe: ScratchRecipe,
     images = images.cpu()
     for step in range(per_epoch):
         positions = slice(step * recipe.batch_size, (step + 1) * recipe.batch_size)
-        batch = augment(images[torch.as_tensor(draws.order[positions])],
+        batch = pad_crop_flip(images[torch.as_tensor(draws.order[positions])],
                         torch.as_tensor(draws.dx[positions]), torch.as_tensor(draws.dy[positions]),
                         torch.as_tensor(draws.flip[positions]), recipe.crop_padding)
         yield batch, positions.start

@@ -34,6 +34,7 @@ from vcrbench.training.slices import (
     stop_time,
     unpack,
 )
+from vcrbench.training.spec import ADVERSARIAL_METHODS
 
 
 def epoch_seconds(workdir: Path, results: str, names: Sequence[str]) -> list[float]:
@@ -115,8 +116,6 @@ def run_slice(configfiles: Sequence[str], config: dict, minutes: float, out: str
         if _call([*base, "--omit-from", "train_epoch"], workdir, deadline - margin) != 0:
             report.stopped = "preparing the inputs of training failed or ran out of time"
         refresh_mtimes(workdir, restored)
-        from vcrbench.training.scratch import ADVERSARIAL_METHODS
-
         resumed = {e["name"] for e in config["train"] if e["method"] in ADVERSARIAL_METHODS
                    and 0 < report.before[e["name"]]}
         if resumed and report.stopped == "finished":

@@ -1,6 +1,6 @@
 """AugMix views of the training batches made ahead of the training step, in worker processes.
 
-The two AugMix views of a batch (:func:`~vcrbench.training.scratch.augmix_training_views`) are
+The two AugMix views of a batch (:class:`~vcrbench.training.views.AugMixViews`) are
 a few hundred small tensor operations and, for REVa, numpy corruptions. Made on a GPU they leave
 the training step bound by kernel launches and host work: on one H200, an AugMix epoch of
 AllConvNet took 50 to 84 s against 6 s for a standard one (four trainings sharing the
@@ -17,22 +17,20 @@ import multiprocessing
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
 
 import numpy as np
 import torch
+
+from vcrbench.training.views import AugMixViews
 
 
 def _start_worker() -> None:
     torch.set_num_threads(1)
 
 
-def _views(recipe: Any, batch: np.ndarray, epoch: int, start: int) -> list[np.ndarray]:
+def _views(make_views: AugMixViews, batch: np.ndarray, start: int) -> list[np.ndarray]:
     """The two views of ``batch`` ((B, H, W, 3) uint8 at epoch positions ``start`` ...)."""
-    from vcrbench.training.scratch import augmix_training_views
-
-    views = augmix_training_views(recipe, torch.from_numpy(batch), epoch,
-                                  range(start, start + len(batch)))
+    views = make_views(torch.from_numpy(batch), range(start, start + len(batch)))
     return [v.numpy() for v in views]
 
 
@@ -70,11 +68,12 @@ class ViewWorkers:
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)
 
-    def stream(self, recipe: Any, epoch: int,
-               batches: Iterable[tuple[torch.Tensor, int]]) -> Iterator[list[torch.Tensor]]:
-        """The views of each ``(batch, start)`` in order: ``batch`` (B, H, W, 3) uint8 on the
-        CPU, ``start`` its first position in the epoch's order; yields two (B, H, W, 3) uint8
-        CPU tensors per batch, keeping ``ahead`` batches in flight."""
+    def stream(self, make_views: AugMixViews, batches: Iterable[tuple[torch.Tensor, int]]
+               ) -> Iterator[list[torch.Tensor]]:
+        """The views made by ``make_views`` (an epoch's maker, :func:`~vcrbench.training.
+        scratch.augmix_maker`) of each ``(batch, start)`` in order: ``batch`` (B, H, W, 3)
+        uint8 on the CPU, ``start`` its first position in the epoch's order; yields two
+        (B, H, W, 3) uint8 CPU tensors per batch, keeping ``ahead`` batches in flight."""
         pending: deque[Future] = deque()
         source = iter(batches)
 
@@ -84,7 +83,7 @@ class ViewWorkers:
                 if item is None:
                     return
                 batch, start = item
-                pending.append(self._pool.submit(_views, recipe, batch.numpy(), epoch, start))
+                pending.append(self._pool.submit(_views, make_views, batch.numpy(), start))
 
         fill()
         while pending:

@@ -123,9 +123,9 @@ def test_stored_embeddings_equal_the_encoded_ones_and_are_reproducible(
 ) -> None:
     name = _name(checkpoint)
     path = openclip_zoo.embeddings_path(tmp_path / "models", name)
-    table = openclip_zoo.write_text_embeddings(name, path)
+    table = openclip_zoo.write_text_embeddings(parse_model_name(name), path)
     first = path.read_bytes()
-    openclip_zoo.write_text_embeddings(name, path)
+    openclip_zoo.write_text_embeddings(parse_model_name(name), path)
     assert path.read_bytes() == first
     assert table.num_rows == 1000 and table.column("embedding").type.list_size == 16
     assert table.column("class_name").to_pylist() == list(open_clip.IMAGENET_CLASSNAMES)
@@ -143,7 +143,8 @@ def test_a_prediction_job_reads_the_embeddings_instead_of_encoding_prompts(
 ) -> None:
     name = _name(checkpoint)
     models = tmp_path / "models"
-    openclip_zoo.write_text_embeddings(name, openclip_zoo.embeddings_path(models, name))
+    openclip_zoo.write_text_embeddings(parse_model_name(name),
+                                       openclip_zoo.embeddings_path(models, name))
     inference = Inference.from_config(
         name, "cpu", {"batch_size": 4, "precision": "fp32", "engine": "eager"}, str(models)
     )
@@ -175,7 +176,7 @@ def test_embeddings_of_another_model_are_refused(
     other = _save_weights(tiny_arch, tmp_path / "other.pt", seed=1)
     models = tmp_path / "models"
     made = openclip_zoo.embeddings_path(models, _name(other))
-    openclip_zoo.write_text_embeddings(_name(other), made)
+    openclip_zoo.write_text_embeddings(parse_model_name(_name(other)), made)
     wanted = openclip_zoo.embeddings_path(models, _name(checkpoint))
     wanted.parent.mkdir(parents=True)
     made.rename(wanted)
@@ -187,9 +188,8 @@ def test_embeddings_of_other_weights_under_the_same_name_are_refused(
     tiny_arch: str, checkpoint: Path, tmp_path: Path
 ) -> None:
     models = tmp_path / "models"
-    openclip_zoo.write_text_embeddings(
-        _name(checkpoint), openclip_zoo.embeddings_path(models, _name(checkpoint))
-    )
+    openclip_zoo.write_text_embeddings(parse_model_name(_name(checkpoint)),
+                                       openclip_zoo.embeddings_path(models, _name(checkpoint)))
     _save_weights(tiny_arch, checkpoint, seed=2)  # the checkpoint replaced in place
     with pytest.raises(VcrbenchError, match="do not belong to the weights"):
         load_model(_name(checkpoint), models_dir=models)
@@ -198,7 +198,7 @@ def test_embeddings_of_other_weights_under_the_same_name_are_refused(
 def test_embeddings_of_another_prompt_are_refused(checkpoint: Path, tmp_path: Path) -> None:
     name = _name(checkpoint)
     path = openclip_zoo.embeddings_path(tmp_path / "models", name)
-    table = openclip_zoo.write_text_embeddings(name, path)
+    table = openclip_zoo.write_text_embeddings(parse_model_name(name), path)
     key = next(iter(table.schema.metadata))
     metadata = json.loads(table.schema.metadata[key])
     from vcrbench.core.tables import write_table
@@ -211,4 +211,5 @@ def test_embeddings_of_another_prompt_are_refused(checkpoint: Path, tmp_path: Pa
 
 def test_only_openclip_models_have_text_embeddings(tmp_path: Path) -> None:
     with pytest.raises(VcrbenchError, match="openclip: models only"):
-        openclip_zoo.write_text_embeddings("efficientnet-lite0", tmp_path / "x.parquet")
+        openclip_zoo.write_text_embeddings(parse_model_name("efficientnet-lite0"),
+                                           tmp_path / "x.parquet")

@@ -16,10 +16,7 @@ from torchvision.transforms.v2 import functional as F2
 from vcrbench.core.seeding import EPOCH_ADVERSARIAL_GEOMETRY, EPOCH_GEOMETRY
 from vcrbench.data.datasets import build_index, load_images
 from vcrbench.training.augmentation import (
-    ADVERSARIAL,
-    INPUT,
     GeometryDraws,
-    Views,
     crop_flip,
     geometry_draws,
     resized_crop_box,
@@ -27,6 +24,7 @@ from vcrbench.training.augmentation import (
 from vcrbench.training.losses import cross_entropy
 from vcrbench.training.methods import method_parts
 from vcrbench.training.spec import RevaSettings, TrainingSpec, epoch_order
+from vcrbench.training.views import ADVERSARIAL, INPUT, Views
 
 CPU = torch.device("cpu")
 SPEC = TrainingSpec(

@@ -27,11 +27,6 @@ from vcrbench.training.adversarial import (
     craft_counterparts,
     shard_rows,
 )
-from vcrbench.training.augmentation import (
-    ADVERSARIAL,
-    AUGMIX_VIEWS,
-    INPUT,
-)
 from vcrbench.training.augmix import (
     AUGMIX_OPS,
     GEOMETRIC_OPS,
@@ -48,6 +43,7 @@ from vcrbench.training.loop import train_epoch
 from vcrbench.training.losses import AugMixLoss, RevaLoss, jensen_shannon
 from vcrbench.training.methods import augmix_pool, method_parts, targeted_from_groups
 from vcrbench.training.spec import AugMixSettings, PgdSettings, RevaSettings, TrainingSpec
+from vcrbench.training.views import ADVERSARIAL, AUGMIX_VIEWS, INPUT
 
 CPU = torch.device("cpu")
 SPEC = TrainingSpec(

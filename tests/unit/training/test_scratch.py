@@ -12,7 +12,6 @@ from vcrbench.errors import VcrbenchError
 from vcrbench.training.scratch import (
     ScratchRecipe,
     accuracy,
-    augment,
     epoch_draws,
     learning_rate,
     load_state,
@@ -20,6 +19,7 @@ from vcrbench.training.scratch import (
     save_state,
     train_epoch,
 )
+from vcrbench.training.views import pad_crop_flip
 
 
 def _recipe(**changes) -> ScratchRecipe:
@@ -52,7 +52,7 @@ def test_augment_matches_slow_reference() -> None:
     images = rng.integers(0, 256, (6, 32, 32, 3), dtype=np.uint8)
     dx, dy = rng.integers(0, 9, 6), rng.integers(0, 9, 6)
     flip = np.array([True, False, True, False, False, True])
-    out = augment(torch.as_tensor(images), torch.as_tensor(dx), torch.as_tensor(dy),
+    out = pad_crop_flip(torch.as_tensor(images), torch.as_tensor(dx), torch.as_tensor(dy),
                   torch.as_tensor(flip), padding=4).numpy()
     for i in range(6):
         padded = np.zeros((40, 40, 3), np.uint8)
@@ -235,13 +235,13 @@ def test_reva_counterparts_are_cropped_and_flipped_as_their_images() -> None:
     augmix = _augmix_recipe(epochs=1, batch_size=32)
     row = train_epoch(new_state(reva), images, labels, adversarial=images.clone())
     # the same model, order, crops, flips and views: only the loss differs
-    from vcrbench.training.scratch import augment, augmix_training_views, normalise
+    from vcrbench.training.scratch import augmix_training_views, normalise
 
     state = new_state(augmix)
     state.model.train()
     draws = epoch_draws(augmix, 32, 1)
     order = torch.as_tensor(draws.order)
-    batch = augment(images[order], torch.as_tensor(draws.dx), torch.as_tensor(draws.dy),
+    batch = pad_crop_flip(images[order], torch.as_tensor(draws.dx), torch.as_tensor(draws.dy),
                     torch.as_tensor(draws.flip), 4)
     views = augmix_training_views(augmix, batch, 1, range(32))
     with torch.no_grad():

@@ -14,18 +14,14 @@ from vcrbench.data.datasets import build_index
 from vcrbench.errors import VcrbenchError
 from vcrbench.models import load_model, predict
 from vcrbench.models.finetuned import read_checkpoint
-from vcrbench.training.augmentation import (
-    INPUT,
-    CorruptionAugmentation,
-    Views,
-    corrupted_count,
-)
+from vcrbench.training.augmentation import CorruptionAugmentation, corrupted_count
 from vcrbench.training.checkpoint import final_checkpoint, save_checkpoint
 from vcrbench.training.data import check_training_index
 from vcrbench.training.layers import model_units, trainable_unit_names
 from vcrbench.training.loop import LOG_SCHEMA, epoch_batches, train_epoch, training_log
 from vcrbench.training.losses import cross_entropy
 from vcrbench.training.spec import TrainingSpec, learning_rate
+from vcrbench.training.views import INPUT, Views
 
 SPEC = TrainingSpec(
     name="tiny", base="efficientnet-lite0", corruption="gaussian_noise", fraction=0.5,
