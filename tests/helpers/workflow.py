@@ -27,11 +27,35 @@ def snakemake_command(*args: str, workdir: Path | None = None) -> list[str]:
 
 
 def snakemake(
-    *args: str, workdir: Path | None = None, timeout: int = 1200
+    *args: str, workdir: Path | None = None, timeout: int = 1200,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
-    """Run snakemake on the repository's Snakefile (in ``workdir`` when given)."""
+    """Run snakemake on the repository's Snakefile (in ``workdir`` when given; ``env`` for the
+    process, default this one's)."""
     command = snakemake_command(*args, workdir=workdir)
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def fetched_weights_env(folder: Path, *, torch_hub: tuple[str, ...] = (),
+                        hugging_face: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
+    """This process's environment with torch-hub and Hugging Face caches under ``folder`` that
+    hold placeholder files where weights fetched on a login node would be: ``torch_hub``
+    checkpoint names, ``hugging_face`` (repo id, file name) pairs. A dry run checks only that
+    weight files exist (``vcrbench.models.weights``), never reads them."""
+    hub = folder / "torch" / "hub" / "checkpoints"
+    hub.mkdir(parents=True, exist_ok=True)
+    for name in torch_hub:
+        (hub / name).write_bytes(b"")
+    for repo_id, filename in hugging_face:
+        repo = folder / "hf" / "hub" / f"models--{repo_id.replace('/', '--')}"
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / "main").write_text("0" * 40)
+        (repo / "snapshots" / ("0" * 40)).mkdir(parents=True, exist_ok=True)
+        (repo / "snapshots" / ("0" * 40) / filename).write_bytes(b"")
+    env = {**os.environ, "TORCH_HOME": str(folder / "torch"), "HF_HOME": str(folder / "hf")}
+    env.pop("HF_HUB_CACHE", None)
+    return env
 
 
 # --------------------------------------------------------------------------- shared helpers

@@ -16,6 +16,7 @@ from helpers.workflow import (
     TINY_ARGS,
     TINY_RESULTS,
     USER_MODEL,
+    fetched_weights_env,
     snakemake,
     table_digests,
     tiny_workdir,
@@ -44,10 +45,12 @@ def _checkout_beside_shared(tmp_path):
 
 @pytest.mark.parametrize("configfile", DRY_RUN_CONFIGS)
 def test_dry_run_of_every_config(configfile, tmp_path):
-    extra = []
+    extra, env = [], None
     workdir = tmp_path
     if configfile == "config/imagenet.yaml":
         extra = ["--config", f"dataset={{source: imagenet-val, path: {tmp_path}, labels: null}}"]
+        # its ResNet-50's weights as a user fetched them (the dry run checks they are there)
+        env = fetched_weights_env(tmp_path / "caches", torch_hub=("resnet50-11ad3fa6.pth",))
     if configfile in ("config/imagenet-sample.yaml", "config/finetune-sample.yaml",
                       "config/reva-sample.yaml", "config/cifar10.yaml", "config/test-cifar.yaml",
                       "config/reva-cifar10.yaml", "config/reva-cifar10-paper.yaml",
@@ -56,7 +59,7 @@ def test_dry_run_of_every_config(configfile, tmp_path):
                       "config/control-reva-weak-cifar10.yaml") or " " in configfile:
         workdir = _checkout_beside_shared(tmp_path)
     files = [str(REPO / name) for name in configfile.split()]  # an overlay: two files
-    result = snakemake("-n", "--configfile", *files, *extra, workdir=workdir)
+    result = snakemake("-n", "--configfile", *files, *extra, workdir=workdir, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     job_stats = [line.split() for line in result.stdout.splitlines()]
     planned = {row[0] for row in job_stats if len(row) == 2 and row[1].isdigit()}
@@ -137,9 +140,11 @@ def test_bad_config_stops_before_any_job(override, message, tmp_path):
 
 def test_an_openclip_models_prompts_are_encoded_once_for_all_its_prediction_jobs(tmp_path):
     (tmp_path / "b32.pt").write_bytes(b"")  # a local checkpoint: only its existence is checked
+    env = fetched_weights_env(tmp_path / "caches", hugging_face=(
+        ("timm/vit_base_patch32_clip_224.openai", "open_clip_model.safetensors"),))
     result = snakemake("-n", "--configfile", str(TEST_CONFIG), "--config",
                        "models=[efficientnet-lite0, openclip:ViT-B-32/openai, "
-                       "'openclip:ViT-B-32?pretrained=b32.pt']", workdir=tmp_path)
+                       "'openclip:ViT-B-32?pretrained=b32.pt']", workdir=tmp_path, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     jobs = re.findall(r"^rule (\w+):\n((?:    .*\n)+)", result.stdout, flags=re.MULTILINE)
     for slug, weights in [("openclip-ViT-B-32-openai", None),
