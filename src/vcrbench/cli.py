@@ -168,13 +168,10 @@ def _predict(args: argparse.Namespace) -> None:
 def _check_config(args: argparse.Namespace) -> None:
     import yaml
 
-    from vcrbench.config import evaluated_models, validate_config
+    from vcrbench.config import evaluated_models, read_configs, validate_config
     from vcrbench.models.weights import missing_weights_report
 
-    merged: dict = {}
-    for path in args.configfile:
-        merged.update(yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
-    config = validate_config(merged)
+    config = validate_config(read_configs(args.configfile))
     missing = missing_weights_report(evaluated_models(config))
     if missing:
         raise VcrbenchError("model weights are missing:\n" + "\n\n".join(missing))

@@ -201,7 +201,7 @@ def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int
     from them and RobustBench entries of that dataset (32 px images, ``dataset.size:
     native``)."""
     from vcrbench.data.datasets import DEFAULT_CROP, NATIVE, dataset_side
-    from vcrbench.models.registry import check_zoo_geometry, model_label_space
+    from vcrbench.models.registry import check_runs_on_cpu, check_zoo_geometry, model_label_space
 
     for name in evaluated_models(config):
         # a fine-tuned entry's base was checked by check_native_finetune (a model trained here)
@@ -211,6 +211,8 @@ def check_model_label_spaces(config: Mapping[str, Any], space: str, classes: int
             answers = model_label_space(name)
         except VcrbenchError:
             continue  # a name of another section, refused there with its key (check_reva, ...)
+        if config["device"] == "cpu":
+            check_runs_on_cpu(name)
         if answers == "imagenet" == space and config["dataset"]["size"] != NATIVE:
             check_zoo_geometry(name, config["dataset"].get("crop", DEFAULT_CROP))
         if answers is None or answers == space:

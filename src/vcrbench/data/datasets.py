@@ -171,7 +171,8 @@ def prepare_pil(image: Image.Image, size: int | str = IMAGE_SIZE) -> np.ndarray:
     with ``size`` ``"native"`` the image as it is, (H, W, 3) uint8 RGB; with a crop of
     :data:`CROPS` that crop (``bicubic-res256-crop224``: the resize bicubic; ``res224``: the
     whole image resized to 224 x 224, bilinear), as torchvision's ``Resize`` / ``CenterCrop``
-    do on PIL images."""
+    do on PIL images (up to the float rounding of the long side, ``int(long * (256 / short))``
+    here, which can differ by a pixel from torchvision's ``int(256 * long / short)``)."""
     image = to_rgb(image)
     width, height = image.size
     if min(width, height) < 32:

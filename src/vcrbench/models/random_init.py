@@ -39,7 +39,7 @@ def seeded_construction(seed: int) -> Iterator[None]:
     python_state = random.getstate()
     numpy_state = np.random.get_state()
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.default_generator.manual_seed(seed)  # the CPU's only: CUDA's are left alone
         random.seed(seed)
         np.random.seed(seed % 2**32)
         try:

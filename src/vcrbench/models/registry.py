@@ -69,7 +69,8 @@ MODEL_FORMS: tuple[str, ...] = (
     "torchvision:resnet50 (weights=none: random weights seeded from the name and seed)",
     "timm:<model>[?pretrained=true|false&seed=<int>]  e.g. timm:resnet50.a1_in1k",
     "robustbench:<name>[?dataset=imagenet|cifar10|cifar100&threat=corruptions|Linf|L2&"
-    "model_dir=<dir>]  e.g. robustbench:Standard?dataset=cifar10&threat=Linf (the zoo extra)",
+    "model_dir=<dir>&geometry=zoo|run]  e.g. robustbench:Standard?dataset=cifar10&threat=Linf "
+    "(the zoo extra)",
     "openclip:<arch>/<pretrained> | openclip:<arch>?pretrained=<checkpoint file>  e.g. "
     "openclip:ViT-B-32/openai (zero-shot; open_clip_torch)",
     "file:<path.py>  a Python file defining `model` or `build_model()`",
@@ -265,7 +266,9 @@ def check_zoo_geometry(name: str, crop: str) -> None:
     whole image squashed to 224 px against a centre crop; ``Crop288``, a 288 px crop of the raw
     image, which no run prepares yet) is refused, naming the crop to set, unless its name
     accepts the run's crop with ``geometry=run`` (its clean accuracy then differs from the
-    zoo's). ``Res256Crop224`` and ``BicubicRes256Crop224`` accept both 256/224 crops.
+    zoo's). ``Res256Crop224`` and ``BicubicRes256Crop224`` accept both 256/224 crops; the
+    geometries of the entries RobustBench builds through timm (e.g. ``BicubicRes248Crop224``)
+    are not prepared by any run yet.
     """
     spec = parse_model_name(name)
     if spec.kind != "robustbench" or spec.options.get("geometry", "zoo") == "run":
@@ -276,16 +279,31 @@ def check_zoo_geometry(name: str, crop: str) -> None:
     from vcrbench.models.robustbench_zoo import resolve
 
     geometry = resolve(spec.target, dataset, threat, model_dir).preprocessing
-    if crop in ZOO_CROPS[geometry]:
+    crops = ZOO_CROPS.get(geometry, ())
+    if crop in crops:
         return
-    fix = (f"set dataset.crop: {ZOO_CROPS[geometry][0]} for this run, or "
-           if ZOO_CROPS[geometry] else
-           "no run prepares 288 px crops of the raw images yet (not built); ")
+    fix = (f"set dataset.crop: {crops[0]} for this run, or " if crops else
+           f"no run prepares the {geometry} geometry yet (not built); ")
     raise VcrbenchError(
         f"model {name!r}: RobustBench evaluates it on its {geometry} geometry, but this run "
         f"prepares its images as {crop}; {fix}add &geometry=run to its name to evaluate it on "
         "the run's images (resized to its input), knowing its clean accuracy will differ from "
         "the zoo's")
+
+
+def check_runs_on_cpu(name: str) -> None:
+    """Refuse, before any job, a model that cannot be built without CUDA on a ``device: cpu``
+    run (RobustBench builds three ensembles on CUDA only)."""
+    spec = parse_model_name(name)
+    if spec.kind != "robustbench":
+        return
+    from vcrbench.models.robustbench_zoo import NEEDS_CUDA
+
+    dataset, threat, _ = robustbench_options(spec)
+    if (dataset, threat, spec.target) in NEEDS_CUDA:
+        raise VcrbenchError(
+            f"model {name!r}: RobustBench builds it on CUDA only, but the run's device is cpu; "
+            "run it with device: cuda (or auto on a GPU host)")
 
 
 def model_label_space(name: str) -> str | None:

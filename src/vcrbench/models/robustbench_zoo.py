@@ -11,12 +11,14 @@ the command of :attr:`ZooEntry.fetch_command` where there is internet, e.g. a lo
 - ensembles (a list of files in the zoo): ``<model_dir>/<dataset>/<threat>/<name>.pt_m<i>.pt``;
 - entries that RobustBench builds through timm (XCiT, DeiT, AlexNet on ImageNet): timm's
   pretrained file, in torch hub's checkpoint folder (``$TORCH_HOME/hub/checkpoints``);
-- ImageNet's ``Standard_R50``: torchvision's ResNet-50 weights, in the same folder.
+- ImageNet's ``Standard_R50``: torchvision's ResNet-50 (V1) weights, in the same folder.
 
 Inputs: CIFAR models take 32 x 32 images in [0, 1] and normalise inside (the zoo's own
 normalisation is part of the network), and give logits in CIFAR's label order; ImageNet models
-take [0, 1] images too and each has the zoo's geometry (:attr:`ZooEntry.preprocessing`:
-``Res256Crop224``, ``BicubicRes256Crop224``, ``Res224`` or ``Crop288``).
+take [0, 1] images too and each has the geometry RobustBench evaluates it on
+(:attr:`ZooEntry.preprocessing`: ``Res256Crop224``, ``BicubicRes256Crop224``, ``Res224`` or
+``Crop288`` from the zoo; for the entries it builds through timm, timm's resize and crop, e.g.
+``BicubicRes248Crop224``).
 
 The package: robustbench 1.1.1 pins timm 1.0.9 (this project runs 1.0.31, which OpenCLIP's
 ``timm>=1.0.17`` also needs), so pip cannot install it with its dependencies next to this
@@ -34,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import importlib.util
+import math
 import os
 import pickle
 import sys
@@ -97,7 +100,8 @@ class ZooEntry:
     def fetch_command(self) -> str:
         """The command that downloads this entry's files into :attr:`model_dir` (internet)."""
         return (f"python -c \"from vcrbench.models.robustbench_zoo import fetch; fetch("
-                f"'{self.name}', '{self.dataset}', '{self.threat}', '{self.model_dir}')\"")
+                f"'{self.name}', '{self.dataset}', '{self.threat}', "
+                f"'{self.model_dir.absolute()}')\"")
 
     def missing(self) -> list[Path]:
         """The files of :attr:`files` that are not there."""
@@ -226,46 +230,42 @@ def resolve(name: str, dataset: str = "imagenet", threat: str = "corruptions",
             f"{model}: not in RobustBench's {dataset} {threat} zoo; known: {known}")
     directory = Path(os.path.expanduser(str(model_dir or DEFAULT_MODEL_DIR)))
     classes, side = DATASETS[dataset]
-    geometry = board[name].get("preprocessing", "Res256Crop224") if dataset == "imagenet" \
-        else None
-    if geometry is not None:
-        side = GEOMETRY_SIDE[geometry]
     folder = directory / dataset / threat
     gdrive = board[name]["gdrive_id"]
-    if timm.is_model(_timm_name(name, dataset, threat)):
-        build, files = "timm", (_timm_file(_timm_name(name, dataset, threat)),)
+    timm_name = _timm_name(name, dataset, threat)
+    if timm.is_model(timm_name):
+        build, files = "timm", (_timm_file(timm_name),)
     elif isinstance(gdrive, list):
         build = "ensemble"
         files = tuple(folder / f"{name}.pt_m{i}.pt" for i in range(len(gdrive)))
     elif dataset == "imagenet" and "Standard" in name:
-        build, files = "checkpoint", _construction_files(board[name]["model"])
+        # RobustBench builds it as torchvision's ResNet-50 with its V1 weights, no checkpoint
+        from vcrbench.models.sources import torchvision_weights_file
+
+        build, files = "checkpoint", (torchvision_weights_file("resnet50", "IMAGENET1K_V1")[0],)
     else:
         build, files = "checkpoint", (folder / f"{name}.pt",)
+    geometry = None
+    if dataset == "imagenet" and build == "timm":
+        geometry, side = _timm_geometry(timm_name)
+    elif dataset == "imagenet":
+        geometry = board[name].get("preprocessing", "Res256Crop224")
+        side = GEOMETRY_SIDE[geometry]
     return ZooEntry(name, dataset, threat, classes, side, geometry, files, build, directory)
 
 
-def _construction_files(constructor) -> tuple[Path, ...]:
-    """The files an entry's constructor downloads itself (ImageNet's Standard_R50: torchvision's
-    weights), found by building it on the meta device with downloads blocked."""
-    import torch
+def _timm_geometry(timm_name: str) -> tuple[str, int]:
+    """``(name, input side)`` of the geometry RobustBench evaluates a timm-built ImageNet entry
+    on: not its zoo field but timm's config (resize the short side to ``floor(side /
+    crop_pct)`` with the config's filter, then the centre ``side`` crop), named like the zoo's
+    (``BicubicRes248Crop224``)."""
+    from timm.models import get_pretrained_cfg
 
-    from vcrbench.models.sources import _DownloadBlocked, no_downloads
-
-    try:
-        with no_downloads(), torch.device("meta"), _quiet():
-            constructor()
-    except _DownloadBlocked as blocked:
-        return (Path(blocked.target),)
-    except Exception as error:  # noqa: BLE001 - a constructor that cannot run on meta tensors
-        raise VcrbenchError(f"robustbench: cannot tell the files this entry's constructor "
-                            f"reads ({type(error).__name__}: {error})") from None
-    from torchvision.models import ResNet50_Weights
-
-    from vcrbench.models.sources import torch_checkpoints_dir
-
-    # built without a download: its file is already in place (Standard_R50's is this one)
-    return (torch_checkpoints_dir() / os.path.basename(
-        urlparse(ResNet50_Weights.IMAGENET1K_V1.url).path),)
+    cfg = get_pretrained_cfg(timm_name)
+    side = int(cfg.input_size[1])
+    scale = math.floor(side / cfg.crop_pct)
+    prefix = "Bicubic" if cfg.interpolation == "bicubic" else ""
+    return f"{prefix}Res{scale}Crop{side}", side
 
 
 # --------------------------------------------------------------------------- loading
@@ -303,8 +303,14 @@ def load(entry: ZooEntry) -> tuple:
         raise missing_error(_with_file(entry, blocked.target)) from None
     except pickle.UnpicklingError:
         full_unpickling = True
-        with _full_unpickling():
-            module = _rb_load(zoo, entry)
+        try:
+            with _full_unpickling():
+                module = _rb_load(zoo, entry)
+        except pickle.UnpicklingError as error:
+            raise VcrbenchError(
+                f"{entry.model_string}: a file of {', '.join(map(str, entry.files))} cannot be "
+                f"read ({error}); it is damaged or not RobustBench's: delete it and fetch it "
+                f"again with\n    {entry.fetch_command}") from None
     note = ", checkpoint unpickled in full" if full_unpickling else ""
     files = ", ".join(str(path) for path in entry.files)
     return module.eval(), (f"{entry.model_string}, RobustBench {entry.dataset} {entry.threat} "
@@ -323,7 +329,8 @@ def _rb_load(zoo, entry: ZooEntry):
         raise
     except Exception as error:
         raise VcrbenchError(
-            f"{entry.model_string}: RobustBench could not build it from {entry.files} "
+            f"{entry.model_string}: RobustBench could not build it from "
+            f"{', '.join(map(str, entry.files))} "
             f"({type(error).__name__}: {error}); if a file is damaged, delete it and fetch it "
             f"again with:\n    {entry.fetch_command}") from error
 
@@ -352,8 +359,14 @@ def fetch(name: str, dataset: str = "imagenet", threat: str = "corruptions",
     """Download an entry's files where there is internet (RobustBench's own download, into
     :attr:`ZooEntry.files`); returns them. Never called by a run."""
     entry = resolve(name, dataset, threat, model_dir)
+    if (entry.dataset, entry.threat, entry.name) in NEEDS_CUDA:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise VcrbenchError(f"{entry.model_string}: RobustBench {VERSION} builds it on CUDA "
+                                "before it downloads its files: fetch it on a host with a GPU")
     zoo = import_zoo()
-    with _quiet():
+    with _quiet(), _full_unpickling():  # RobustBench's download, then its own full read
         zoo.load_model(name, model_dir=str(entry.model_dir), dataset=dataset,
                        threat_model=entry.threat)
     missing = entry.missing()

@@ -33,7 +33,25 @@ def _all_entries() -> list[tuple[str, str, str]]:
             for threat in zoo_module.THREATS for name in zoo_module.entries(dataset, threat)]
 
 
-def test_every_leaderboard_entry_resolves(tmp_path: Path) -> None:
+def _robustbench_timm_geometry(timm_name: str) -> tuple[str, int]:
+    """RobustBench's own rule for an ImageNet entry it builds through timm (its
+    ``get_timm_model_preprocessing``: resize to floor(side / crop_pct), centre crop side),
+    read off the built model's config."""
+    import math
+
+    import timm
+
+    with torch.device("meta"), zoo_module._quiet():
+        model = timm.create_model(timm_name)
+    if isinstance(model, torch.nn.Sequential):  # normalisation wrapped around the timm model
+        model = model.model
+    cfg = model.default_cfg
+    side = cfg["input_size"][1]
+    filter_name = "Bicubic" if cfg["interpolation"] == "bicubic" else ""
+    return f"{filter_name}Res{math.floor(side / cfg['crop_pct'])}Crop{side}", side
+
+
+def test_every_leaderboard_entry_resolves(tmp_path: Path, offline_caches: Path) -> None:
     found = _all_entries()
     sizes = {board: 0 for board in BOARD_SIZES}
     for dataset, threat, name in found:
@@ -41,7 +59,10 @@ def test_every_leaderboard_entry_resolves(tmp_path: Path) -> None:
         entry = zoo_module.resolve(name, dataset, threat, tmp_path)
         classes, side = zoo_module.DATASETS[dataset]
         assert entry.classes == classes
-        if dataset == "imagenet":
+        if dataset == "imagenet" and entry.build == "timm":
+            assert (entry.preprocessing, entry.input_side) == _robustbench_timm_geometry(
+                zoo_module._timm_name(name, dataset, threat))
+        elif dataset == "imagenet":
             assert entry.preprocessing in zoo_module.GEOMETRY_SIDE
             assert entry.input_side == zoo_module.GEOMETRY_SIDE[entry.preprocessing]
         else:
@@ -53,7 +74,8 @@ def test_every_leaderboard_entry_resolves(tmp_path: Path) -> None:
     assert sizes == BOARD_SIZES
     geometries = {zoo_module.resolve(n, "imagenet", t, tmp_path).preprocessing
                   for d, t, n in found if d == "imagenet"}
-    assert geometries == set(zoo_module.GEOMETRY_SIDE)
+    assert geometries == set(zoo_module.GEOMETRY_SIDE) | {
+        "BicubicRes224Crop224", "BicubicRes248Crop224", "Res224Crop224"}
 
 
 def test_every_architecture_builds_on_this_timm() -> None:
@@ -134,6 +156,38 @@ def test_ensemble_and_timm_built_entries_name_their_files(tmp_path: Path) -> Non
     assert standard.files[0].name == "resnet50-0676ba61.pth"
 
 
+def test_damaged_checkpoint_names_the_file_and_the_fetch(tmp_path: Path) -> None:
+    write_checkpoint(tmp_path, "Rice2020Overfitting", "cifar10", "L2", "bare")
+    path = tmp_path / "cifar10" / "L2" / "Rice2020Overfitting.pt"
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(VcrbenchError, match="delete it and fetch it again"):
+        load_model(zoo_model_string("Rice2020Overfitting", "cifar10", "L2", tmp_path))
+
+
+def test_checkpoint_with_python_objects_is_read_in_full(tmp_path: Path) -> None:
+    """RobustBench's own files may hold training arguments beside the weights, which torch's
+    weights-only reading refuses: read in full, as RobustBench does, and said so."""
+    import argparse
+    import os
+
+    state = write_checkpoint(tmp_path, "Rice2020Overfitting", "cifar10", "L2", "bare")
+    path = tmp_path / "cifar10" / "L2" / "Rice2020Overfitting.pt"
+    torch.save({"state_dict": state, "args": argparse.Namespace(lr=0.1)}, path)
+    model = load_model(zoo_model_string("Rice2020Overfitting", "cifar10", "L2", tmp_path))
+    assert "unpickled in full" in model.description
+    assert all(torch.equal(model.module.state_dict()[k], v) for k, v in state.items())
+    assert "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD" not in os.environ
+
+
+def test_cuda_only_entries_are_refused_on_a_cpu_run() -> None:
+    from vcrbench.config import validate_config
+
+    config = {"dataset": {"source": "builtin"}, "device": "cpu",
+              "models": ["robustbench:Bai2023Improving_edm?dataset=cifar10&threat=Linf"]}
+    with pytest.raises(VcrbenchError, match="builds it on CUDA only"):
+        validate_config(config)
+
+
 @pytest.mark.parametrize("name,fragment", [
     ("robustbench:Nobody2099?dataset=cifar10&threat=Linf", "not in RobustBench's cifar10 Linf zoo"),
     ("robustbench:Standard?dataset=cifar100&threat=L2", "none: this leaderboard does not exist"),
@@ -161,6 +215,7 @@ def test_wrong_or_partial_package_says_how_to_install(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("name,crop,fix", [
     ("Wong2020Fast", None, "not built"),
+    ("Tian2022Deeper_DeiT-B", None, "BicubicRes248Crop224 geometry yet"),
     ("Mo2022When_ViT-B", "res224", "dataset.crop: res224"),
     ("Singh2023Revisiting_ViT-B-ConvStem", "bicubic-res256-crop224",
      "dataset.crop: bicubic-res256-crop224"),
@@ -169,7 +224,7 @@ def test_imagenet_entries_see_their_zoo_geometry_or_are_refused(
         name: str, crop: str | None, fix: str) -> None:
     from vcrbench.config import validate_config
 
-    model = f"robustbench:{name}?threat=Linf"
+    model = f"robustbench:{name}?threat={'corruptions' if 'Tian' in name else 'Linf'}"
     other = "res224" if crop != "res224" else "res256-crop224"
     config = {"dataset": {"source": "builtin", "crop": other}, "models": [model]}
     with pytest.raises(VcrbenchError, match=f"prepares its images as {other}; .*{fix}"):
