@@ -148,8 +148,10 @@ def _tag_weights_file(arch: str, tag: str, cfg: dict) -> str:
     )
 
 
-def build_clip(name: str, target: str, options: Mapping[str, str]):
-    """``(clip, tokenizer, preprocessing)`` of an ``openclip:`` name, on the CPU in eval mode."""
+def weights_file(name: str, target: str, options: Mapping[str, str]) -> tuple[str, str, dict]:
+    """``(path, command, cfg)`` of an ``openclip:`` name's weights: a tag's file in the local
+    caches (else the missing-weights error) or the local checkpoint, the command that fetches
+    it, and the tag's pretrained config (empty for a file). Reads no weights."""
     open_clip = _import_open_clip()
     arch, tag, file = split_name(target, options)
     if arch not in open_clip.list_models():
@@ -157,20 +159,24 @@ def build_clip(name: str, target: str, options: Mapping[str, str]):
             f"{name}: OpenCLIP has no architecture {arch!r}; list them with "
             "python -c \"import open_clip; print(open_clip.list_models())\""
         )
-    cfg: dict = {}
-    if tag is not None:
-        cfg = open_clip.get_pretrained_cfg(arch, tag)
-        if not cfg:
-            tags = open_clip.list_pretrained_tags_by_model(arch)
-            raise VcrbenchError(
-                f"{name}: OpenCLIP has no pretrained {tag!r} for {arch!r}; "
-                f"known tags: {', '.join(tags) or 'none'}"
-            )
-        path = _tag_weights_file(arch, tag, cfg)
-        command = _download_command(arch, tag)
-    else:
+    if tag is None:
         path = str(Path(file).expanduser())
-        command = f"(the checkpoint {path} is local; check that it is an {arch} state dict)"
+        return path, f"(the checkpoint {path} is local; check that it is an {arch} state dict)", {}
+    cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not cfg:
+        tags = open_clip.list_pretrained_tags_by_model(arch)
+        raise VcrbenchError(
+            f"{name}: OpenCLIP has no pretrained {tag!r} for {arch!r}; "
+            f"known tags: {', '.join(tags) or 'none'}"
+        )
+    return _tag_weights_file(arch, tag, cfg), _download_command(arch, tag), cfg
+
+
+def build_clip(name: str, target: str, options: Mapping[str, str]):
+    """``(clip, tokenizer, preprocessing)`` of an ``openclip:`` name, on the CPU in eval mode."""
+    open_clip = _import_open_clip()
+    arch, tag, file = split_name(target, options)
+    path, command, cfg = weights_file(name, target, options)
     try:
         with no_downloads():
             clip = open_clip.create_model(

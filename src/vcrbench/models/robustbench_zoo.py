@@ -319,10 +319,14 @@ def load(entry: ZooEntry) -> tuple:
 
 def _rb_load(zoo, entry: ZooEntry):
     """RobustBench's ``load_model`` on the entry, downloads blocked, its own errors named."""
+    from vcrbench.models.random_init import init_seed, seeded_construction
     from vcrbench.models.sources import _DownloadBlocked, no_downloads
 
     try:
-        with no_downloads(), _quiet():
+        # seeded: a parameter a checkpoint leaves out (RobustBench may load non-strictly) keeps
+        # the same initial value in every job
+        with no_downloads(), _quiet(), seeded_construction(init_seed("robustbench",
+                                                                     entry.model_string)):
             return zoo.load_model(entry.name, model_dir=str(entry.model_dir),
                                   dataset=entry.dataset, threat_model=entry.threat)
     except (pickle.UnpicklingError, VcrbenchError, _DownloadBlocked):

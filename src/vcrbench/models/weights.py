@@ -54,22 +54,9 @@ def check_weights(name: str) -> None:
         if entry.missing():
             raise robustbench_zoo.missing_error(entry)
     elif spec.kind == "openclip":
-        _check_openclip_tag(spec.target, options)
+        from vcrbench.models.openclip_zoo import weights_file
 
-
-def _check_openclip_tag(target: str, options) -> None:
-    """A pretrained tag's file in the local caches (a local checkpoint file was checked with
-    the name)."""
-    from vcrbench.models import openclip_zoo
-
-    arch, tag, file = openclip_zoo.split_name(target, options)
-    if file is not None:
-        return
-    open_clip = openclip_zoo._import_open_clip()
-    cfg = open_clip.get_pretrained_cfg(arch, tag)
-    if not cfg:
-        raise VcrbenchError(f"openclip:{target}: OpenCLIP has no pretrained {tag!r} for {arch!r}")
-    openclip_zoo._tag_weights_file(arch, tag, cfg)
+        weights_file(name, spec.target, options)
 
 
 def missing_weights_report(names: Iterable[str]) -> list[str]:
