@@ -108,6 +108,11 @@ class Corruption:
     #: ``sampling.sampling_definition`` at sides other than 224, so runs remake such samples
     #: when it changes.
     side_layers: Callable[[int], object] | None = field(default=None, repr=False)
+    #: The version of the operation's code that makes the bytes: 1 for the first (per-sample
+    #: numpy draws), 2 for the batched device code with counter-based (Philox) draws. It is part
+    #: of ``sampling.sampling_definition`` from 2 on, so runs made with older code re-score
+    #: those samples instead of failing their checksums.
+    implementation: int = 1
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES or self.visual_class not in VISUAL_CLASSES:
@@ -142,6 +147,8 @@ class Corruption:
         if set(thresholds) - pixel or not all(t > 0 for t in thresholds.values()):
             raise ValueError(f"{self.name}: pixel_thresholds map pixel parameters to distances > 0")
         object.__setattr__(self, "pixel_thresholds", MappingProxyType(thresholds))
+        if not (isinstance(self.implementation, int) and self.implementation >= 1):
+            raise ValueError(f"{self.name}: implementation is a version number >= 1")
         if not 0 <= self.coupling < 1:
             raise ValueError(f"{self.name}: coupling is a correlation in [0, 1)")
         if self.imagenet_c_severities is not None:
@@ -175,7 +182,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
            pixel_thresholds: dict[str, float] | None = None,
            settings: dict[str, tuple[float, float, float]] | None = None,
            point_domain: dict[str, tuple[float, float]] | None = None,
-           side_layers: Callable[[int], object] | None = None) -> Corruption:
+           side_layers: Callable[[int], object] | None = None,
+           implementation: int = 1) -> Corruption:
     names = list(parameters)
     return Corruption(
         name=name, source=source, visual_class=visual_class, parameters=parameters,
@@ -187,7 +195,8 @@ def _entry(name: str, source: str, visual_class: str, parameters: dict[str, tupl
         docs=" ".join(docs.split()), function=function, spacing=spacing or {},
         spacing_power=spacing_power or {}, coupling=coupling, source_range=source_range or {},
         pixel_parameters=frozenset(pixel_parameters), pixel_thresholds=pixel_thresholds or {},
-        settings=settings or {}, point_domain=point_domain or {}, side_layers=side_layers)
+        settings=settings or {}, point_domain=point_domain or {}, side_layers=side_layers,
+        implementation=implementation)
 
 
 def get_corruption(name: str) -> Corruption:

@@ -223,7 +223,9 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
     :func:`imagenet_c_samples` returns at that side (CIFAR-10-C's at 32; the key is absent for
     a corruption without severities, as that call raises). In both modes, for a corruption
     whose operation takes something from the side (registry ``side_layers``: frost's photograph
-    scale, spatter's settings), ``layers``: that, at this side.
+    scale, spatter's settings), ``layers``: that, at this side; for a corruption whose code is
+    past its first version (registry ``implementation``), ``implementation``: that version (the
+    samples are the same draws, but their bytes are not, so their scores are remade).
 
     The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
     exactly the samples it touches on the next run instead of reusing stale ones.
@@ -240,7 +242,7 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
                 out["severities"] = imagenet_c_samples(name, side)
             if spec.side_layers is not None:
                 out["layers"] = spec.side_layers(side)
-        return out
+        return _with_implementation(spec, out)
     domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
     if spacing == "linear":
         out = {"parameters": domains}
@@ -261,7 +263,15 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
             out["clean"] = {p: spec.identity[p] for p in sorted(spec.pixel_parameters)}
         if spec.side_layers is not None:
             out["layers"] = spec.side_layers(side)
-    return out
+    return _with_implementation(spec, out)
+
+
+def _with_implementation(spec, definition: dict[str, object]) -> dict[str, object]:
+    """``definition`` with the code's ``implementation`` version where it is past 1 (a version-1
+    definition is unchanged, so runs made before versions existed stay valid)."""
+    if spec.implementation > 1:
+        definition["implementation"] = spec.implementation
+    return definition
 
 
 def imagenet_c_samples(name: str, side: int = REFERENCE_SIDE) -> list[dict[str, float]]:
