@@ -48,6 +48,19 @@ LABEL_SPACE = label_space(config["dataset"])
 IMAGE_SIDE = dataset_side(config["dataset"])
 GPU = 0 if config["device"] == "cpu" else 1
 
+
+onstart:
+    # device: cuda asked for on a host whose torch sees no GPU: said before any job starts (a
+    # cluster's jobs run on its GPU nodes, not here, so only local execution is checked)
+    if workflow.local_exec and config["device"] not in ("auto", "cpu"):
+        from vcrbench.models.inference import resolve_device
+
+        try:
+            resolve_device(config["device"])
+        except VcrbenchError as error:
+            raise WorkflowError(f"{error} (no job was started)") from None
+
+
 # Weights before any job (dry runs too): a model whose clean predictions are not made yet needs
 # its weight files in place now; a finished model's figures and tables need none.
 if workflow.is_main_process:

@@ -286,3 +286,23 @@ def test_missing_weights_stop_the_dry_run_naming_file_and_fetch(tmp_path):
     assert str(hub / "hub" / "checkpoints" / "resnet18-f37072fd.pth") in console
     assert "torchvision.models.get_model('resnet18', weights='IMAGENET1K_V1')" in console
     assert not (workdir / "results").exists()
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a host without CUDA")
+def test_cuda_asked_for_on_a_host_without_it_stops_before_any_job(tmp_path):
+    """``device: cuda`` where torch sees no GPU: one message before the first job, nothing
+    written (a dry run still plans it: a cluster's login node has no GPU either)."""
+    images = tmp_path / "images"
+    _write_good_images(images)
+    workdir = tmp_path / "work"
+    configfile = _configfile(tmp_path, images, device="cuda")
+    planned = snakemake("-n", "--configfile", str(configfile), workdir=workdir,
+                        timeout=TIMEOUT_S)
+    assert planned.returncode == 0, (planned.stdout + planned.stderr)[-3000:]
+    result = snakemake("--cores", "1", "--configfile", str(configfile), workdir=workdir,
+                       timeout=TIMEOUT_S)
+    console = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "device: cuda was asked for but torch sees no CUDA GPU" in console, console[-3000:]
+    assert "no job was started" in console
+    assert not (workdir / "results").exists()
