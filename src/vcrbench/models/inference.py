@@ -28,8 +28,9 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import sys
 import threading
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -151,12 +152,13 @@ def predict_stream(
     top1_16: list[np.ndarray] = []
     p_top1: list[np.ndarray] = []
     progress = Progress(f"predict {model.name}", total, "images")
+    fitting = FittingBatch(model.name, target, size)
     with contextlib.closing(batches), torch.inference_mode():
         for host in batches:
             x = host.to(target, non_blocking=pin).float().div_(255.0)
             x = apply_preprocessing(model.preprocessing, x)
             with autocast:
-                logits = runner.forward(x)
+                logits = fitting.forward(runner.forward, x)
             expected = (len(host), model.classes)
             if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != expected:
                 shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits)
@@ -174,6 +176,43 @@ def predict_stream(
         "top1_16": np.concatenate(top1_16) if top1_16 else np.empty(0, np.int8),
         "p_top1": np.concatenate(p_top1) if p_top1 else np.empty(0, np.float32),
     }
+
+
+class FittingBatch:
+    """Forward passes in the largest batch that fits the device's memory: a batch that runs out
+    of memory is run again in halves, and every later batch in pieces of the size that fitted,
+    said once on stderr. Each image's logits come from its own forward pass in any piece (the
+    pieces are in order), so the results are those of the whole batch up to the kernels' own
+    batch-size dependence. A single image that does not fit is a ``VcrbenchError`` (nothing is
+    written: the job fails before its table)."""
+
+    def __init__(self, model: str, device: torch.device, batch_size: int) -> None:
+        self.model, self.device, self.size = model, device, batch_size
+
+    def forward(self, run: Callable[[torch.Tensor], torch.Tensor],
+                x: torch.Tensor) -> torch.Tensor:
+        """``run`` on ``x`` (B, ...) in pieces of at most the size that fits: (B, classes)."""
+        if len(x) <= self.size:
+            try:
+                return run(x)
+            except torch.OutOfMemoryError:
+                if len(x) == 1:
+                    raise VcrbenchError(
+                        f"model {self.model} does not fit in the memory of {self.device} even "
+                        "with one image per batch; free the device or use a larger one") from None
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                self.size = max(1, len(x) // 2)
+                print(f"predict {self.model}: a batch of {len(x)} images does not fit in the "
+                      f"memory of {self.device}; running batches of {self.size} (set "
+                      f"inference.batch_size: {self.size} to start there)", file=sys.stderr,
+                      flush=True)
+        pieces, start = [], 0
+        while start < len(x):  # the size may drop again inside a piece
+            piece = x[start:start + self.size]
+            pieces.append(self.forward(run, piece))
+            start += len(piece)
+        return torch.cat(pieces)
 
 
 def _check_batch_size(batch_size: int) -> int:

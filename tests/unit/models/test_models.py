@@ -318,6 +318,42 @@ def test_predict_rejects_bad_input(tiny_file: Path) -> None:
         predict(model, np.zeros((1, 224, 224, 4), np.uint8))
 
 
+def test_a_batch_that_does_not_fit_runs_in_halves_with_the_same_results(
+        tiny_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A device that runs out of memory above 3 images per forward pass: the batch of 8 is run
+    in pieces of 2 (8 -> 4 -> 2), the later batches too, the predictions are those of batch
+    size 2, the lowering is said once; one image that does not fit is a clear error."""
+    from vcrbench.models.inference import FittingBatch
+
+    model = load_model(f"file:{tiny_file}")
+    images = _images(19, seed=3)
+    sizes: list[int] = []
+    forward = model.module.forward
+
+    def small_device(x: torch.Tensor) -> torch.Tensor:
+        sizes.append(len(x))
+        if len(x) > 3:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return forward(x)
+
+    model.module.forward = small_device
+    lowered = predict(model, images, batch_size=8)
+    model.module.forward = forward
+    reference = predict(model, images, batch_size=2)
+    for key in ("top1", "top1_16", "p_top1"):
+        assert lowered[key].tobytes() == reference[key].tobytes()
+    assert sizes == [8, 4, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1]  # batches of 8, 8 and 3
+    err = capsys.readouterr().err
+    assert err.count("does not fit in the memory of cpu; running batches of") == 2
+    assert "inference.batch_size: 2" in err
+
+    def no_memory(x: torch.Tensor) -> torch.Tensor:
+        raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+
+    with pytest.raises(VcrbenchError, match="does not fit in the memory of cpu even with one"):
+        FittingBatch("m", torch.device("cpu"), 4).forward(no_memory, torch.zeros(4, 3))
+
+
 def test_preprocessing() -> None:
     x = to_float_batch(_images(2))
     assert x.shape == (2, 3, 224, 224) and x.dtype == torch.float32 and float(x.max()) <= 1.0
