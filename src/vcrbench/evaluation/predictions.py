@@ -12,6 +12,7 @@ Schemas (one row per image or sample):
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ import pyarrow as pa
 
 from vcrbench.data.prepared import DecodedImages, PreparedImages
 from vcrbench.errors import VcrbenchError
-from vcrbench.evaluation.scoring import decode_images, pixel_checksums, regenerate_images
+from vcrbench.evaluation.scoring import decode_images, pixel_checksums, regenerated_batches
 
 
 def _decision_columns(decisions: dict[str, np.ndarray]) -> dict[str, pa.Array]:
@@ -80,13 +81,21 @@ class Inference:
         """Load the model on the resolved device (once per process) and classify
         ``(N, 224, 224, 3)`` uint8 images on the configured engine: the decision columns of the
         module docstring."""
-        from vcrbench.models import predict, resolve_device
+        return self.streamed_decisions([images], len(images))
+
+    def streamed_decisions(self, chunks: Iterable[np.ndarray], total: int
+                           ) -> dict[str, pa.Array]:
+        """:meth:`decisions` of uint8 image chunks from an iterable (a generator that makes
+        them: on CUDA it runs in a loader thread, overlapped with the forward passes), ``total``
+        images in all; the same decisions as for the chunks concatenated."""
+        from vcrbench.models import resolve_device
+        from vcrbench.models.inference import predict_stream
 
         device = resolve_device(self.device)
         model = _loaded_model(self.model, str(device), self.models_dir)
-        decisions = predict(
-            model, images, batch_size=self.batch_size, precision=self.precision, device=device,
-            engine=self.engine, compile=self.compile, cache_dir=self.cache_dir,
+        decisions = predict_stream(
+            model, chunks, total, batch_size=self.batch_size, precision=self.precision,
+            device=device, engine=self.engine, compile=self.compile, cache_dir=self.cache_dir,
         )
         return _decision_columns(decisions)
 
@@ -114,15 +123,17 @@ def predict_scored(
     Stored pixels are checked against their checksums before use. A shard stored without pixels
     needs its ``samples`` shard and the ``clean`` images: each corrupted image is made again on
     ``corruption_device`` (the device the scoring job used) and checked against its checksum
-    (:func:`~vcrbench.evaluation.scoring.regenerate_images`).
+    (:func:`~vcrbench.evaluation.scoring.regenerated_batches`), batch by batch as the model
+    classifies them (on CUDA the next batch is made while the model runs on this one).
     """
     if "image" not in scored.column_names:
         if samples is None or clean is None:
             raise VcrbenchError("this scored shard was stored without pixels: its samples shard "
                                 "and the prepared images are needed to make them again")
-        images = regenerate_images(scored, samples, clean, batch_size=batch_size,
-                                   device=corruption_device)
-        return pa.table({"sample_id": scored.column("sample_id"), **inference.decisions(images)})
+        batches = regenerated_batches(scored, samples, clean, batch_size=batch_size,
+                                      device=corruption_device)
+        decisions = inference.streamed_decisions(batches, scored.num_rows)
+        return pa.table({"sample_id": scored.column("sample_id"), **decisions})
     images = decode_images(scored.column("image"))
     for sample_id, made, checksum in zip(
         scored.column("sample_id").to_pylist(),

@@ -17,7 +17,7 @@ image      binary    those pixels, lossless (H × W × 3 uint8, RGB, row-major);
 Without stored pixels a shard costs about 60 bytes per sample instead of about 80 KB, and
 inference regenerates each corrupted image from its samples row (the corruption is a keyed,
 deterministic function of the clean image, the parameters and the seed) and checks it against
-``checksum`` (:func:`regenerate_images`).
+``checksum`` (:func:`regenerated_batches`, batch by batch as the model classifies them).
 """
 
 from __future__ import annotations
@@ -221,16 +221,18 @@ def score_shard(
     return pa.table({**columns, "image": pa.array(images, pa.binary())}, schema=SCORED_SCHEMA)
 
 
-def regenerate_images(
+def regenerated_batches(
     scored: pa.Table,
     samples: pa.Table,
     clean: PreparedImages | DecodedImages,
     *,
     batch_size: int = 32,
     device: str | torch.device = "cpu",
-) -> np.ndarray:
+) -> Iterator[np.ndarray]:
     """The corrupted images of a scored shard stored without pixels, made again from its
-    samples shard and checked against the stored checksums: (N, S, S, 3) uint8.
+    samples shard batch by batch, in order, each batch checked against the stored checksums
+    before it is yielded: ``(B, S, S, 3)`` uint8. A consumer can classify batch k while batch
+    k+1 is made (:func:`vcrbench.models.inference.predict_stream` in a loader thread).
 
     Raises :class:`VcrbenchError` when a regenerated image differs from the one that was scored
     (the corruption ran on another device type or torch build than the scoring job).
@@ -240,12 +242,8 @@ def regenerate_images(
         raise VcrbenchError("the samples shard and the scored shard hold different samples; "
                             "delete the scored shard and re-run to regenerate it")
     checksums = scored.column("checksum").to_pylist()
-    out: np.ndarray | None = None
     for rows, _, corrupted in corrupted_batches(samples, clean, batch_size=batch_size,
                                                 device=device):
-        if out is None:
-            out = np.empty((len(sample_ids), *corrupted.shape[1:]), np.uint8)
-        out[rows] = corrupted
         made = pixel_checksums(corrupted)
         for i, checksum in zip(range(rows.start, rows.stop), made, strict=True):
             if checksum != checksums[i]:
@@ -257,7 +255,23 @@ def regenerate_images(
                     "corruption's scored shards so that they are scored again (with "
                     "scoring.store_images: true they keep their pixels)"
                 )
-    return out if out is not None else np.empty((0, IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
+        yield corrupted
+
+
+def regenerate_images(
+    scored: pa.Table,
+    samples: pa.Table,
+    clean: PreparedImages | DecodedImages,
+    *,
+    batch_size: int = 32,
+    device: str | torch.device = "cpu",
+) -> np.ndarray:
+    """All of :func:`regenerated_batches` in one array: (N, S, S, 3) uint8."""
+    batches = list(regenerated_batches(scored, samples, clean, batch_size=batch_size,
+                                       device=device))
+    if not batches:
+        return np.empty((0, IMAGE_SIZE, IMAGE_SIZE, 3), np.uint8)
+    return np.concatenate(batches)
 
 
 def score_images(

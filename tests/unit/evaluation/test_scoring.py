@@ -40,6 +40,11 @@ class MeanColour:
         mean = images.reshape(len(images), -1).mean(axis=1)
         return {"top1": pa.array(mean.astype(np.int16)), "p_top1": pa.array(mean / 255)}
 
+    def streamed_decisions(self, chunks, total):
+        images = np.concatenate(list(chunks))
+        assert len(images) == total
+        return self.decisions(images)
+
 
 @pytest.fixture(scope="module")
 def shard():
