@@ -8,10 +8,12 @@ Run::
     python benchmarks/bench_vif.py --profile-events --baseline 009753f  # ops per chunk
 
 ``--profile-events``: torch profiler events (every aten call, views included) of one ``vif``
-call on a chunk of 8 and of 32 pairs at 224 px on the CPU, one thread, and the wall time per
-pair (best of ``--repeat``); with ``--baseline REV`` the same for ``src/vcrbench/vif.py`` as it
-was at git revision REV, side by side in the same process (issue 50: events per chunk, not
-per pair, since a GPU runs each as a kernel launch).
+call on a chunk of 8 and of 32 pairs at 224 px on the CPU, one thread, the CPU time per pair
+(process time, best of ``--repeat``, versions interleaved) and the peak resident set increase of
+the call in a fresh process; for this tree also with one pass per chunk (``CPU_PASS_PIXELS =
+None``, what a GPU runs); with ``--baseline REV`` the same for ``src/vcrbench/vif.py`` as it
+was at git revision REV, side by side (issue 50: events per chunk, not per pair, since a GPU
+runs each as a kernel launch).
 
 Side by side in one run: the batched torch VIF (``fast`` and ``exact``, one call on a batch of
 64 pairs, best of ``--repeat``) and the slow per-image reference of the tests
@@ -140,17 +142,21 @@ def _status_mb(field: str) -> float | None:
     return None
 
 
-def memory_probe(precision: str, device: str, n: int) -> None:
+def memory_probe(precision: str, device: str, n: int, revision: str | None = None,
+                 whole: bool = False) -> None:
     """Run in a fresh process: print the peak memory of scoring one batch of n pairs.
 
     Linux: VmHWM (peak resident set) after resetting it through /proc/self/clear_refs just
     before the call, and VmRSS at that moment. Elsewhere ru_maxrss (which on Linux would also
-    count the parent's peak: it survives exec).
+    count the parent's peak: it survives exec). ``revision``: vif.py at that git revision;
+    ``whole``: one pass per chunk on the CPU too.
     """
     import torch
 
-    from vcrbench.vif import vif
+    from vcrbench import vif as module
 
+    module = module_at(revision) if revision else module
+    vif = (_whole_chunks(module) if whole else None) or module.vif
     ref, dist = make_pairs(n)
     small_ref, small_dist = ref[:1, :, :80, :80].copy(), dist[:1, :, :80, :80].copy()
     vif(small_ref, small_dist, precision=precision, device=device)  # imports, filters, caches
@@ -167,11 +173,14 @@ def memory_probe(precision: str, device: str, n: int) -> None:
     print(json.dumps({"peak_mb": peak, "before_mb": before, "gpu_mb": gpu}))
 
 
-def memory(precision: str, device: str, n: int, threads: int) -> dict:
+def memory(precision: str, device: str, n: int, threads: int, revision: str | None = None,
+           whole: bool = False) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    extra = (["--memory-revision", revision] if revision else []) + (
+        ["--memory-whole"] if whole else [])
     out = subprocess.run(
         [sys.executable, __file__, "--memory-probe", precision, "--device", device,
-         "--pairs", str(n)], capture_output=True, text=True, env=env, check=True,
+         "--pairs", str(n), *extra], capture_output=True, text=True, env=env, check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -194,8 +203,25 @@ def module_at(revision: str):
     return module
 
 
+def _whole_chunks(module):
+    """A copy of the module's vif with one pass per chunk on the CPU too (as on a GPU), or
+    None where the module has no CPU passes."""
+    if getattr(module, "CPU_PASS_PIXELS", None) is None:
+        return None
+
+    def vif(*args, **kwargs):
+        saved, module.CPU_PASS_PIXELS = module.CPU_PASS_PIXELS, None
+        try:
+            return module.vif(*args, **kwargs)
+        finally:
+            module.CPU_PASS_PIXELS = saved
+
+    return vif
+
+
 def profile_events(baseline: str | None, repeat: int, sizes=(8, 32)) -> None:
-    """Print profiler events per chunk and ms per pair at each chunk size (one CPU thread)."""
+    """Print profiler events per chunk, CPU ms per pair and peak memory at each chunk size
+    (one CPU thread)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -203,27 +229,35 @@ def profile_events(baseline: str | None, repeat: int, sizes=(8, 32)) -> None:
 
     torch.set_num_threads(1)
     ref, dist = make_pairs(max(sizes))
-    versions = {"this tree": current}
+    versions = {"this tree": (current.vif, None, False)}
+    if _whole_chunks(current) is not None:
+        versions["this tree, whole chunks (as on GPUs)"] = (_whole_chunks(current), None, True)
     if baseline:
-        versions[f"at {baseline}"] = module_at(baseline)
+        versions[f"at {baseline}"] = (module_at(baseline).vif, baseline, False)
     print(f"# VIF (fast) on the CPU, 1 thread, {SIZE} px: torch profiler events per chunk\n")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
-    print("| vif.py | pairs per chunk | profiler events | ms per pair (best of "
-          f"{repeat}) | max abs VIF difference to this tree |")
-    print("|---|---:|---:|---:|---:|")
-    values = {}
-    for name, module in versions.items():
-        module.vif(ref[:4], dist[:4])  # warm-up: filters, caches
+    values, events, best = {}, {}, {}
+    for name, (fn, _, _) in versions.items():
+        fn(ref[:4], dist[:4])  # warm-up: filters, caches
         for n in sizes:
             with profile(activities=[ProfilerActivity.CPU]) as prof:
-                values[name, n] = module.vif(ref[:n], dist[:n], chunk_size=n)
-            best = float("inf")
-            for _ in range(repeat):
-                t = time.perf_counter()
-                module.vif(ref[:n], dist[:n], chunk_size=n)
-                best = min(best, time.perf_counter() - t)
+                values[name, n] = fn(ref[:n], dist[:n], chunk_size=n)
+            events[name, n] = len(prof.events())
+    for _ in range(repeat):  # versions interleaved: a shared machine's load hits all alike
+        for n in sizes:
+            for name, (fn, _, _) in versions.items():
+                t = time.process_time()
+                fn(ref[:n], dist[:n], chunk_size=n)
+                best[name, n] = min(best.get((name, n), float("inf")), time.process_time() - t)
+    print("| vif.py | pairs per chunk | profiler events | CPU ms per pair (best of "
+          f"{repeat}) | peak RSS increase (MB) | max abs VIF difference to this tree |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, (_, revision, whole) in versions.items():
+        for n in sizes:
+            mem = memory("fast", "cpu", n, 1, revision=revision, whole=whole)
             diff = np.abs(values[name, n] - values["this tree", n]).max()
-            print(f"| {name} | {n} | {len(prof.events())} | {best / n * 1e3:.1f} | {diff:.1e} |")
+            print(f"| {name} | {n} | {events[name, n]} | {best[name, n] / n * 1e3:.2f} | "
+                  f"{mem['peak_mb'] - mem['before_mb']:.0f} | {diff:.1e} |")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
@@ -239,6 +273,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-probe", choices=["fast", "exact"], help=argparse.SUPPRESS)
+    parser.add_argument("--memory-revision", help=argparse.SUPPRESS)
+    parser.add_argument("--memory-whole", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile-events", action="store_true",
                         help="profiler events per chunk of 8 and 32 pairs (and ms per pair)")
     parser.add_argument("--baseline", help="with --profile-events: also vif.py at this git "
@@ -248,7 +284,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("OMP_WAIT_POLICY", args.omp_wait_policy.upper())  # before torch
     if args.memory_probe:
-        memory_probe(args.memory_probe, args.device, args.pairs)
+        memory_probe(args.memory_probe, args.device, args.pairs, args.memory_revision,
+                     args.memory_whole)
         return
     if args.profile_events:
         profile_events(args.baseline, args.repeat)

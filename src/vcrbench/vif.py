@@ -36,6 +36,12 @@ position-independent convolution arithmetic keeps exactly flat areas exactly fla
 median 2e-8; tests/unit/test_vif.py checks <= 1e-4. Synthetic references whose sub-bands are
 exactly degenerate (linear ramps) are ill-conditioned even in float64 and need ``exact``. Both
 run on any torch device, ``chunk_size`` pairs at a time so that memory stays bounded.
+
+The statistics work on all sub-bands of one pyramid level of a whole chunk at once (both
+orientations stacked), so the number of tensor operations per chunk does not depend on the
+number of pairs in it (on a GPU each is a kernel launch): about 2,100 torch profiler events per
+chunk at 224 px (benchmarks/bench_vif.py --profile-events). On a CPU, chunks are computed in
+passes of :data:`CPU_PASS_PIXELS`. A pair's value does not depend on the chunk or pass it is in.
 """
 
 from __future__ import annotations
@@ -78,10 +84,17 @@ def windows(levels: int = LEVELS) -> tuple[int, ...]:
 def min_side(levels: int = LEVELS) -> int:
     """Smallest image side (px) for which pyrtools builds an sp5 pyramid of ``levels`` levels."""
     return _SP5_SIDE * 2 ** (levels - 1)
+
+
+#: On a CPU, at most this many distorted-image pixels per pass (8 pairs at 224 px; None: whole
+#: chunks, as on other devices). A pass's statistics are whole-tensor operations, so their
+#: count does not grow with its pairs; on a CPU, larger passes fall out of cache and get slower
+#: (benchmarks/bench_vif.py --profile-events: 32 pairs of 224 px in one pass take 1.3-1.6x the
+#: CPU time per pair of 8, and 2.7x the memory).
+CPU_PASS_PIXELS: int | None = 8 * 224 * 224
 _GRAY_WEIGHTS = (9798, 19235, 3735)  # OpenCV 4's fixed-point RGB -> gray, 15 fractional bits
 _GRAY_SHIFT = 15
 _SMALL_SUBBAND = 64 * 64  # sub-band size up to which C_u comes from one matrix product
-_CPU_GROUP_ELEMENTS = 1 << 18  # sub-band coefficients per statistics group on a CPU (2 MB)
 
 
 # --------------------------------------------------------------------------- grayscale
@@ -202,8 +215,9 @@ def _fft_size(n: int) -> int:
 
 
 def _pyramid_fft(images: torch.Tensor, levels: int = LEVELS) -> list[torch.Tensor]:
-    """(C, H, W) float64 -> the sub-bands of :func:`subbands`, each (C, h, w), by float64 FFT."""
-    bands: dict[tuple[int, int], torch.Tensor] = {}
+    """(C, H, W) float64 -> per level, coarsest first, its sub-bands of orientations 0 and 3
+    stacked: (C, 2, h, w) each (:func:`subbands` order), by float64 FFT."""
+    out_levels: list[torch.Tensor] = []
     u = images
     for level in range(levels):
         kernels = _fft_kernels()[level]
@@ -217,244 +231,241 @@ def _pyramid_fft(images: torch.Tensor, levels: int = LEVELS) -> list[torch.Tenso
         # circular correlation: no wrap-around reaches the first (h, w) outputs; one kernel at
         # a time, keeping copies of the crops, so that only one full-size product is alive
         out = [torch.fft.irfft2(spectrum * kk.conj(), s=size)[..., :h, :w].clone() for kk in k]
-        bands[(level, SUBBANDS[0][1])] = out[0]
-        bands[(level, SUBBANDS[1][1])] = out[1]
+        out_levels.append(torch.stack(out[:2], 1))
         if level < levels - 1:
             u = out[2][:, ::2, ::2]
-    return [bands[key] for key in subbands(levels)]
+    return out_levels[::-1]
 
 
-def _depthwise(u: torch.Tensor, kernel: torch.Tensor, stride: int = 1) -> torch.Tensor:
-    """Correlate every channel of (1, C, H, W) with one odd square kernel, reflect1 edges."""
+def _depthwise(u: torch.Tensor, kernel: torch.Tensor, stride: int = 1,
+               padded: bool = False) -> torch.Tensor:
+    """Correlate every channel of (1, C, H, W) with one odd square kernel, reflect1 edges
+    (``padded``: u is already reflect-padded by the kernel's half side)."""
     p = kernel.shape[-1] // 2
     c = u.shape[1]
     weight = kernel.expand(c, 1, *kernel.shape).contiguous()
-    return F.conv2d(F.pad(u, (p, p, p, p), mode="reflect"), weight, stride=stride, groups=c)
+    u = u if padded else F.pad(u, (p, p, p, p), mode="reflect")
+    return F.conv2d(u, weight, stride=stride, groups=c)
 
 
 def _pyramid_direct(images: torch.Tensor, levels: int = LEVELS) -> list[torch.Tensor]:
-    """(C, H, W) float -> the sub-bands of :func:`subbands`, each (C, h, w), by direct
-    convolution.
+    """(C, H, W) float -> per level, coarsest first, its sub-bands of orientations 0 and 3
+    stacked: (C, 2, h, w) each (:func:`subbands` order), by direct convolution.
 
     pyrtools' corrDn with reflect1 edges: reflect padding, then correlation with the kernel
     centred (step 2 starting at 0 for the low-pass). One filter per call, images as channels:
-    depthwise convolution is the fast CPU path for single-channel images.
+    depthwise convolution is the fast CPU path for single-channel images (two filters in one
+    grouped call are ~3x slower); the two band filters share one padded copy.
     """
     f = {k: torch.as_tensor(v, dtype=images.dtype, device=images.device)
          for k, v in _sp5_filters().items()}
-    bands: dict[tuple[int, int], torch.Tensor] = {}
+    out: list[torch.Tensor] = []
     lo = _depthwise(images[None], f["lo0"])
+    p = f["b0"].shape[-1] // 2
     for level in range(levels):
-        bands[(level, SUBBANDS[0][1])] = _depthwise(lo, f["b0"])[0]
-        bands[(level, SUBBANDS[1][1])] = _depthwise(lo, f["b1"])[0]
+        padded = F.pad(lo, (p, p, p, p), mode="reflect")
+        out.append(torch.stack([_depthwise(padded, f[b], padded=True)[0] for b in ("b0", "b1")],
+                               1))
+        del padded
         if level < levels - 1:
             lo = _depthwise(lo, f["lo"], stride=2)
-    return [bands[key] for key in subbands(levels)]
+    return out[::-1]
 
 
 # --------------------------------------------------------------------------- statistics
+#
+# Everything below works on all sub-bands of one pyramid level of a whole chunk at once (the
+# two orientations stacked: the same size and window): the number of tensor operations per
+# chunk does not depend on the number of pairs (on a GPU each is a kernel launch). Window sums are
+# direct sums of at most ``win`` terms along one axis at a time, so that local variances near
+# flat areas keep float64's accuracy; every per-pair number is computed by the same arithmetic
+# whatever else is in the chunk (tests/unit/test_vif.py checks the bytes).
 
 
-def _every_mth(a: torch.Tensor, dim: int, start: int, count: int) -> torch.Tensor:
-    """Entries start, start + M, ..., (count of them) of ``a`` along ``dim`` (a view)."""
-    index = [slice(None)] * a.ndim
-    index[dim] = slice(start, start + M * (count - 1) + 1, M)
-    return a[tuple(index)]
+def _row_window_sums(a: torch.Tensor, win: int) -> torch.Tensor:
+    """Sums of ``win`` consecutive rows of a (P, h, w) for windows starting at rows 0, M,
+    2M, ...: (P, (h - win) // M + 1, w), each a direct sum of win terms (one reduction, across
+    the contiguous rows: vectorised along them)."""
+    return a.unfold(1, win, M).sum(-1)
 
 
-def _reflect(a: torch.Tensor, p: int, dim: int) -> torch.Tensor:
-    """``a`` extended by p entries at both ends of ``dim``, mirrored about the end entries."""
-    if p == 0:
-        return a
-    n = a.shape[dim]
-    head = a.narrow(dim, 1, p).flip(dim)
-    tail = a.narrow(dim, n - 1 - p, p).flip(dim)
-    return torch.cat([head, a, tail], dim)
+def _level_fields(band: torch.Tensor, r: int, pairs: torch.Tensor, win: int, lam: torch.Tensor,
+                  vec: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the VIF terms of one pyramid level need, cropped by the port's ``ceil(((win - 1) /
+    2) / M)`` blocks on every side and flattened: the GSM field s of the references (R, Q) and
+    ``g^2 / (sv^2 + sigma_n^2)`` of the pairs (P, Q), float64.
 
-
-def _window_sums(a: torch.Tensor, win: int, dim: int) -> torch.Tensor:
-    """Sums of ``win`` consecutive entries along ``dim``, for windows starting 0, M, 2M, ...
-
-    Summed as whole M-blocks plus the rest (win = K M + r), so a window costs K + r additions
-    instead of win, and every number is a direct sum of at most win terms (no running sums).
+    ``band`` (R + P, h, w): the level's sub-bands (h, w multiples of M), the R references x
+    then the P distorted images y, pair k being ``(x[pairs[k]], y[k])``; ``lam``, ``vec``: the
+    eigenvalues (R, M*M) and eigenvectors of the references' C_u. The references' own local
+    moments are summed once each.
     """
-    n = (a.shape[dim] - win) // M + 1
-    k, r = divmod(win, M)
-    nb = n + k - 1
-    blocks = _every_mth(a, dim, 0, nb) + _every_mth(a, dim, 1, nb)
-    for j in range(2, M):
-        blocks += _every_mth(a, dim, j, nb)
-    out = blocks.narrow(dim, 0, n).clone() if k > 1 or r else blocks
-    for j in range(1, k):
-        out += blocks.narrow(dim, j, n)
-    for j in range(r):
-        out += _every_mth(a, dim, M * k + j, n)
-    return out
+    p, o = (win - M) // 2, math.ceil((win - 1) / 2 / M)
+    h, w = band.shape[-2:]
+    # float64, reflected by p on every side (np.pad(mode='reflect')): padding commutes with the
+    # products; sums down the columns (M-fold fewer rows) one moment at a time (one full-size
+    # product alive), then along the rows
+    xyp = F.pad(band, (p, p, p, p), mode="reflect").to(torch.float64)
+    s = _gsm_field(xyp[:r, p : p + h, p : p + w], lam, vec)[:, o:-o, o:-o].flatten(1)
+    if s.shape[1] == 0:  # guarded by MIN_SIDE; kept so that a change there cannot yield NaN
+        raise VcrbenchError(f"sub-band of {h}x{w} too small for VIF")
+    xp, yp = xyp[:r], xyp[r:]
+    cols = [_row_window_sums(xp, win), _row_window_sums(xp * xp, win),
+            _row_window_sums(yp, win), _row_window_sums(yp * yp, win),
+            _row_window_sums(xp[pairs].mul_(yp), win)]
+    del xyp, xp, yp
+    sums = torch.cat(cols).unfold(2, win, M).sum(-1) / float(win * win)  # (2R + 3P, h/M, w/M)
+    del cols
+    g, sv = _channel(sums, r, pairs)
+    return s, (g * g / (sv + SIGMA_NSQ))[:, o:-o, o:-o].flatten(1)
 
 
-def _channel(x: torch.Tensor, y: torch.Tensor, win: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Distortion channel gain g and noise variance sv^2 per block: (N, h/M, w/M) each.
-
-    Local statistics over win x win windows centred on each M x M block of the sub-bands
-    x, y (N, h, w), after reflecting them by (win - M) / 2 (``np.pad(mode='reflect')``).
-    """
-    p = (win - M) // 2
-    # reflect the rows, sum windows down the columns (M-fold fewer rows), then reflect and sum
-    # along the rows: padding commutes with the products and with summing the other axis
-    x, y = _reflect(x, p, 1), _reflect(y, p, 1)
-    cols = torch.stack([_window_sums(q, win, 1) for q in (x, y, x * x, y * y, x * y)], 1)
-    sums = _window_sums(_reflect(cols, p, 3), win, 3) / float(win * win)
-    mu_x, mu_y, ex2, ey2, exy = sums.unbind(1)
+def _channel(sums: torch.Tensor, r: int, pairs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Distortion channel gain g and noise variance sv^2 per block: (P, h/M, w/M) each, from
+    the local window means ``sums`` (2R + 3P, h/M, w/M) of x, x^2 (the R references), y, y^2
+    and x y (the P pairs, x = reference ``pairs[k]``)."""
+    mu_x, ex2 = sums[: 2 * r].unflatten(0, (2, r))[:, pairs].unbind(0)
+    mu_y, ey2, exy = sums[2 * r :].unflatten(0, (3, -1)).unbind(0)
     var_x = ex2 - mu_x * mu_x
     var_y = ey2 - mu_y * mu_y
-    cov = exy - mu_x * mu_y
-    zero = torch.zeros((), dtype=x.dtype, device=x.device)
-    cov = torch.where((var_x < 0) | (var_y < 0), zero, cov)
+    cov = torch.where((var_x < 0) | (var_y < 0), 0.0, exy - mu_x * mu_y)
     var_x = var_x.clamp_min(0)
     var_y = var_y.clamp_min(0)
-
+    # the port's fix-ups in its order: var_x < TOL: g = 0, sv = var_y; then var_y < TOL:
+    # g = sv = 0; then g < 0 (only where neither was flat): sv = var_y, g = 0; sv >= TOL
     g = cov / (var_x + TOL)
-    sv = var_y - g * cov
-    flat_x = var_x < TOL
-    g = torch.where(flat_x, zero, g)
-    sv = torch.where(flat_x, var_y, sv)
     flat_y = var_y < TOL
-    g = torch.where(flat_y, zero, g)
-    sv = torch.where(flat_y, zero, sv)
-    negative = g < 0
-    sv = torch.where(negative, var_y, sv)
-    g = torch.where(negative, zero, g)
-    sv = sv.clamp_min(TOL)
-    return g, sv
+    to_var_y = (var_x < TOL) | (g < 0)
+    sv = torch.where(flat_y, 0.0, torch.where(to_var_y, var_y, var_y - g * cov))
+    g = torch.where(to_var_y | flat_y, 0.0, g)
+    return g, sv.clamp_min(TOL)
 
 
 _OFFSETS = [(a, b) for a in range(M) for b in range(M)]  # element order of a neighbourhood
+#: "forward" lags o_j - o_i (i <= j) between neighbourhood elements, row-major
+_LAGS = sorted({(aj - ai, bj - bi) for i, (ai, bi) in enumerate(_OFFSETS)
+                for aj, bj in _OFFSETS[i:]})
 
 
 @functools.cache
-def _lag_plan(h: int, w: int) -> tuple:
-    """For the covariance of M x M neighbourhoods of an h x w sub-band: the product images
-    (one per "forward" lag) and, per product, which rectangle sums fill which entries.
+def _lag_plan(h: int, w: int, device: torch.device) -> tuple:
+    """For the mean and covariance of the M x M neighbourhoods of an h x w sub-band: which
+    rectangle sums of which "line" fill which entries (:func:`_neighbourhood_cov`).
 
-    Entry (i, j) of the second-moment matrix sums x[p + o_i] x[p + o_j] over the
-    (h - M + 1) x (w - M + 1) positions p, i.e. the product image of lag o_j - o_i summed over
-    a rectangle that misses at most M - 1 of its rows and columns.
+    Image 0 is the sub-band itself, image 1 + l the product image of lag l = (dr, dc) of
+    :data:`_LAGS`, x[r, c] x[r + dr, c + dc] at (r, c), zero where that leaves the sub-band:
+    all h x w. Entry i of the mean sums image 0, entry (i, j) (i <= j) of the second moments
+    sums the image of lag o_j - o_i, over the (h - M + 1) x (w - M + 1) rectangle at o_i,
+    which misses at most M - 1 of the rows and columns. A rectangle's sum is the full-width
+    row sums minus the edge columns it leaves out, prefix-summed along the rows and differenced.
+    Returns tensors on ``device``: per entry (E = 9 + 45) the flat index of its rectangle's
+    last row and of the row before it (any row when there is none), whether there is one
+    (E, 1), the column weights (E, 1 + 2 (M - 1)); the entry of each (i, j) of the second
+    moments (81,); the lags' places in the (dr, dc) grid of :func:`_neighbourhood_cov` (13,).
     """
     hr, wr = h - M + 1, w - M + 1
-    by_lag: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
+    edge = list(range(M - 1)) + list(range(w - M + 1, w))
+    entries = [(0, a, b) for a, b in _OFFSETS]
+    second = np.zeros((len(_OFFSETS), len(_OFFSETS)), dtype=np.int64)
     for i, (ai, bi) in enumerate(_OFFSETS):
         for j in range(i, len(_OFFSETS)):
             aj, bj = _OFFSETS[j]
-            lag, base = (aj - ai, bj - bi), (ai, bi)
-            if lag < (0, 0):  # only "forward" lags: sum from the other end
-                lag, base = (-lag[0], -lag[1]), (aj, bj)
-            by_lag.setdefault(lag, []).append((i, j, *base))
-    plan = []
-    for (dr, dc), items in sorted(by_lag.items()):
-        c0, c1 = max(0, -dc), w - max(0, dc)  # columns where x[., c] x[., c + dc] exists
-        corners = [(a, b - c0) for *_, a, b in items]
-        rects = _rect_plan(h - dr, c1 - c0, corners, hr, wr)
-        plan.append(((dr, dc, c0, c1), rects, [(i, j) for i, j, *_ in items]))
-    return hr, wr, _rect_plan(h, w, _OFFSETS, hr, wr), plan
-
-
-def _rect_plan(hz: int, wz: int, corners: list[tuple[int, int]], hr: int, wr: int) -> tuple:
-    """What :func:`_rect_sums` needs to sum an (hz, wz) image over the hr x wr rectangles with
-    the given top-left corners, each missing at most M - 1 rows and M - 1 columns of it."""
-    edge = list(range(M - 1)) + list(range(wz - M + 1, wz))  # columns that may fall outside
-    starts = np.array([r0 for r0, _ in corners])
-    weights = np.zeros((len(corners), 1 + len(edge)))
+            second[i, j] = second[j, i] = len(entries)
+            entries.append((1 + _LAGS.index((aj - ai, bj - bi)), ai, bi))
+    image, start, col = (np.array(t) for t in zip(*entries, strict=True))
+    weights = np.zeros((len(entries), 1 + len(edge)))
     weights[:, 0] = 1
-    for k, (_, c0) in enumerate(corners):
-        for c in (*range(c0), *range(c0 + wr, wz)):
+    for k, c0 in enumerate(col):
+        for c in (*range(c0), *range(c0 + wr, w)):
             weights[k, 1 + edge.index(c)] -= 1
-    return (
-        torch.tensor(edge),
-        torch.as_tensor(starts + hr - 1),  # last row of each rectangle
-        torch.as_tensor(np.maximum(starts - 1, 0)),  # row before it (0 when there is none)
-        torch.as_tensor(starts > 0, dtype=torch.float64)[:, None],
-        torch.as_tensor(weights),
-    )
-
-
-def _rect_sums(z: torch.Tensor, plan: tuple) -> torch.Tensor:
-    """Sums of z (N, hz, wz) over the rectangles of a :func:`_rect_plan`: (N, rectangles).
-
-    Row sums of the whole image and of its few edge columns, prefix-summed along the rows
-    (float64, a few hundred terms), then differenced: a rectangle is the full width minus
-    the edge columns it leaves out.
-    """
-    edge, last, before, has_before, weights = (t.to(z.device) for t in plan)
-    lines = torch.cat([z.sum(-1, keepdim=True), z[..., edge]], -1)  # (N, hz, 1 + edges)
-    prefix = lines.cumsum(1)
-    spans = prefix[:, last] - prefix[:, before] * has_before.to(z.dtype)
-    return (spans * weights.to(z.dtype)).sum(-1)
+    grid = [dr * (2 * M - 1) + dc + M - 1 for dr, dc in _LAGS]
+    return tuple(torch.as_tensor(t, device=device) for t in (
+        image * h + start + hr - 1,  # last row of each rectangle
+        image * h + np.maximum(start - 1, 0),  # row before it (any row when there is none)
+        (start > 0).astype(np.float64)[:, None],
+        weights,
+        second.ravel() - len(_OFFSETS),
+        grid,
+    ))
 
 
 def _neighbourhood_cov(x: torch.Tensor) -> torch.Tensor:
     """Unbiased covariance of all overlapping M x M neighbourhoods of x (N, h, w): (N, 9, 9).
 
     ``np.cov`` of the (positions x 9) matrix, as second moments minus the mean's outer product
-    (the sub-bands have mean ~0: no cancellation). Large sub-bands skip building the matrix:
-    one product image per lag o_j - o_i, summed over the rectangles of the pairs with that lag.
+    (the sub-bands have mean ~0: no cancellation). Large sub-bands skip building that matrix
+    (9 copies of x): one product image per lag, whose rectangle sums fill the matrix
+    (:func:`_lag_plan`).
     """
     n, h, w = x.shape
     if h * w <= _SMALL_SUBBAND:  # few coefficients: one matrix product beats 13 product images
         vectors = x.unfold(1, M, 1).unfold(2, M, 1).reshape(n, -1, M * M)
         count = vectors.shape[1]
         mean = vectors.mean(1)
-        second = vectors.transpose(1, 2) @ vectors
+        second = torch.bmm(vectors.transpose(1, 2), vectors)
         return (second - count * mean[:, :, None] * mean[:, None, :]) / (count - 1)
-    hr, wr, mean_plan, plan = _lag_plan(h, w)
-    count = hr * wr
-    mean = _rect_sums(x, mean_plan) / count
-    sums, index = [], np.zeros((len(_OFFSETS), len(_OFFSETS)), dtype=np.int64)
-    position = 0
-    for (dr, dc, c0, c1), rect_plan, pairs in plan:
-        product = x[:, : h - dr, c0:c1] * x[:, dr:, c0 + dc : c1 + dc]
-        sums.append(_rect_sums(product, rect_plan))
-        for i, j in pairs:
-            index[i, j] = index[j, i] = position
-            position += 1
-    flat = torch.cat(sums, 1)
-    second = flat[:, torch.as_tensor(index.ravel(), device=x.device)].view(n, 9, 9)
-    return (second - count * mean[:, :, None] * mean[:, None, :]) / (count - 1)
+    count, e = (h - M + 1) * (w - M + 1), M - 1
+    last, before, has_before, weights, second, grid = _lag_plan(h, w, x.device)
+    # x zero-padded by M - 1 columns on both sides and rows below: x[r + dr, c + dc] of lag
+    # (dr, dc) is padded[r + dr, c + dc + M - 1], a strided view; products leaving x vanish
+    padded = F.pad(x, (e, e, 0, e))
+    wp, base = padded.shape[-1], padded.storage_offset()
+    product = torch.empty_like(x)  # reused for every lag: fresh large allocations page-fault
+    row_sums = [x.sum(-1)]
+    for dr, dc in _LAGS:
+        shifted = padded.as_strided(x.shape, padded.stride(), base + dr * wp + dc + e)
+        row_sums.append(torch.mul(x, shifted, out=product).sum(-1))
+    del product
+    # the edge columns of every (dr, dc) in [0, M) x (-M, M) at once: (N, M, 2M - 1, h, 2e)
+    strips = [padded.as_strided((n, M, 2 * e + 1, h, e), (padded.stride(0), wp, 1, wp, 1),
+                                base + c0) for c0 in (0, w - e)]
+    edges = torch.cat([x[:, None, None, :, :e] * strips[0], x[:, None, None, :, w - e :]
+                       * strips[1]], -1).flatten(1, 2).index_select(1, grid)
+    edges = torch.cat([torch.cat([x[:, None, :, :e], x[:, None, :, w - e :]], -1), edges], 1)
+    lines = torch.cat([torch.stack(row_sums, 1)[..., None], edges], -1)  # (N, 14, h, 1 + 2e)
+    prefix = lines.cumsum(2).flatten(1, 2)  # (N, images * h, 1 + edges)
+    spans = prefix[:, last] - prefix[:, before] * has_before
+    sums = (spans * weights).sum(-1)
+    mean = sums[:, : len(_OFFSETS)] / count
+    moments = sums[:, len(_OFFSETS) :][:, second].view(n, len(_OFFSETS), len(_OFFSETS))
+    return (moments - count * mean[:, :, None] * mean[:, None, :]) / (count - 1)
 
 
-def _gsm(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """GSM multiplier field s (N, h/M, w/M) and eigenvalues of C_u (N, M*M) of sub-bands x."""
+def _gsm_field(x: torch.Tensor, lam: torch.Tensor, vec: torch.Tensor) -> torch.Tensor:
+    """GSM multiplier field s (N, h/M, w/M) of sub-bands x (N, h, w), given the eigenvalues
+    lam (N, M*M, floored) and eigenvectors vec (N, M*M, M*M) of their C_u."""
     n, h, w = x.shape
-    lam, vec = torch.linalg.eigh(_neighbourhood_cov(x))
-    lam = lam.clamp_min(TOL)
     # s = Y^T C_u^-1 Y / M^2 for every non-overlapping block Y, with C_u^-1 = V diag(1/lam) V^T
     # written as |Y^T V diag(lam^-1/2)|^2: never negative, even when C_u is singular
     blocks = x.reshape(n, h // M, M, w // M, M).permute(0, 1, 3, 2, 4).reshape(n, -1, M * M)
-    whitened = blocks @ (vec * lam.rsqrt()[:, None, :])
+    whitened = torch.bmm(blocks, vec * lam.rsqrt()[:, None, :])
     s = (whitened * whitened).sum(-1) / (M * M)
-    return s.reshape(n, h // M, w // M), lam
+    return s.reshape(n, h // M, w // M)
 
 
-def _elementary_symmetric(lam: torch.Tensor) -> list[torch.Tensor]:
-    """e_0 .. e_K of lam (N, K) along K: coefficients of prod_k (1 + lam_k t), each (N,)."""
-    e = torch.zeros(lam.shape[0], lam.shape[1] + 1, dtype=lam.dtype, device=lam.device)
-    e[:, 0] = 1
-    for j in range(lam.shape[1]):
-        e[:, 1:] = e[:, 1:] + lam[:, j : j + 1] * e[:, :-1]
-    return list(e.unbind(1))
+def _elementary_symmetric(lam: torch.Tensor) -> torch.Tensor:
+    """e_0 .. e_K of lam (N, K) along K: coefficients of prod_k (1 + lam_k t), (N, K + 1)."""
+    e = [torch.ones_like(lam[:, 0])]
+    for j, lj in enumerate(lam.unbind(1)):  # multiply by (1 + lam_j t)
+        e.append(lj * e[j])
+        for m in range(j, 0, -1):
+            e[m] = torch.addcmul(e[m], lj, e[m - 1])
+    return torch.stack(e, 1)
 
 
-def _sum_log1p(a: torch.Tensor, lam: torch.Tensor, e: list[torch.Tensor]) -> torch.Tensor:
-    """sum_k ln(1 + a lam_k) for a (N, Q) >= 0, lam (N, K) > 0, e its elementary symmetric
-    polynomials: (N, Q).
+def _sum_log1p(a: torch.Tensor, lam: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+    """sum_k ln(1 + a lam_k) for a (N, Q) >= 0, lam (N, K) > 0, e (N, K + 1) its elementary
+    symmetric polynomials: (N, Q).
 
     One logarithm instead of K: ln(1 + P(a)) with P(a) = prod_k (1 + a lam_k) - 1
     = sum_m e_m a^m by Horner's rule. All terms are positive, so this is as accurate as the
     sum of logarithms; entries whose product overflows fall back to it.
     """
-    k = len(e) - 1
-    p = e[k][:, None].expand_as(a)
+    coefficients = e[:, :, None].unbind(1)  # each (N, 1)
+    k = len(coefficients) - 1
+    p = coefficients[k].expand_as(a)
     for m in range(k - 1, 0, -1):
-        p = torch.addcmul(e[m][:, None], p, a)
+        p = torch.addcmul(coefficients[m], p, a)
     out = torch.log1p(p * a)
     bad = ~torch.isfinite(out)
     if bad.any():
@@ -463,32 +474,9 @@ def _sum_log1p(a: torch.Tensor, lam: torch.Tensor, e: list[torch.Tensor]) -> tor
     return out
 
 
-def _reference_terms(x: torch.Tensor, win: int) -> tuple[torch.Tensor, ...]:
-    """What one sub-band of N references (N, h, w) float64 contributes whatever the distorted
-    image: the cropped GSM field s (N, Q), C_u's eigenvalues lam (N, K), their elementary
-    symmetric polynomials e (list of (N,)) and ``den`` (N,)."""
-    s, lam = _gsm(x)
-    o = math.ceil((win - 1) / 2 / M)
-    s = s[:, o:-o, o:-o].flatten(1)
-    if s.shape[1] == 0:  # guarded by MIN_SIDE; kept so that a change there cannot yield NaN
-        raise VcrbenchError(f"sub-band of {x.shape[-2]}x{x.shape[-1]} too small for VIF")
-    e = _elementary_symmetric(lam)
-    return s, lam, e, _sum_log1p(s / SIGMA_NSQ, lam, e).mean(1)
-
-
-def _numerator(x: torch.Tensor, y: torch.Tensor, win: int, s: torch.Tensor, lam: torch.Tensor,
-               e: list[torch.Tensor]) -> torch.Tensor:
-    """``num`` of one sub-band for N pairs (N, h, w) float64, given their references'
-    :func:`_reference_terms` (one row per pair): (N,)."""
-    g, sv = _channel(x, y, win)
-    o = math.ceil((win - 1) / 2 / M)
-    g, sv = (a[:, o:-o, o:-o].flatten(1) for a in (g, sv))
-    return _sum_log1p(g * g * s / (sv + SIGMA_NSQ), lam, e).mean(1)
-
-
 def _crop(band: torch.Tensor) -> torch.Tensor:
-    """A sub-band (N, h, w) cropped (top-left) to multiples of M."""
-    return band[:, : band.shape[-2] // M * M, : band.shape[-1] // M * M]
+    """Sub-bands (..., h, w) cropped (top-left) to multiples of M."""
+    return band[..., : band.shape[-2] // M * M, : band.shape[-1] // M * M]
 
 
 def _most_common_level(images: torch.Tensor) -> torch.Tensor:
@@ -505,15 +493,16 @@ def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str, levels: int
 
     ``ref`` (U, H, W), ``dist`` (N, H, W); pair i is ``(ref[ref_of[i]], dist[i])`` (``ref_of``
     (N,) int64; None: U = N and pair i uses ``ref[i]``). Everything that depends on the
-    reference alone (its pyramid, the GSM field, C_u's eigenvalues, ``den``) is computed once
-    per reference, however many pairs share it.
+    reference alone (its pyramid, the GSM field, C_u's eigenvalues, ``den``, its local moments)
+    is computed once per reference, however many pairs share it. The whole chunk at once,
+    level by level (both orientations together); one eigendecomposition call for all C_u.
     """
     u, n = ref.shape[0], dist.shape[0]
     if ref_of is None:
         ref_of = torch.arange(n, device=ref.device)
     both = torch.cat([ref, dist])
     if precision == "exact":
-        bands = _pyramid_fft(both, levels)
+        stacked = _pyramid_fft(both, levels)
     else:
         # the band filters sum to 0, so removing a grey level from an image changes nothing
         # but the float32 rounding, which scales with |grey - offset|: removing the most common
@@ -523,27 +512,32 @@ def _vif_gray(ref: torch.Tensor, dist: torch.Tensor, precision: str, levels: int
         tf32 = torch.backends.cudnn.allow_tf32
         torch.backends.cudnn.allow_tf32 = False  # TF32 would cost 3 decimal digits on GPUs
         try:
-            bands = _pyramid_direct(both - offset[:, None, None], levels)
+            stacked = _pyramid_direct(both - offset[:, None, None], levels)
         finally:
             torch.backends.cudnn.allow_tf32 = tf32
-    nums = torch.empty(n, len(bands), dtype=torch.float64, device=ref.device)
-    dens = torch.empty_like(nums)
-    for i, (band, win) in enumerate(zip(bands, windows(levels), strict=True)):
-        # on a CPU, statistics in groups of images small enough to stay in cache
-        step = (max(u, n) if band.device.type != "cpu"
-                else max(1, _CPU_GROUP_ELEMENTS // band[0].numel()))
-        terms = [_reference_terms(_crop(band[a : min(a + step, u)].to(torch.float64)), win)
-                 for a in range(0, u, step)]
-        s, lam, den = (torch.cat([t[k] for t in terms]) for k in (0, 1, 3))
-        e = [torch.cat([t[2][m] for t in terms]) for m in range(len(terms[0][2]))]
-        dens[:, i] = den[ref_of]
-        for a in range(0, n, step):
-            pairs = ref_of[a : a + step]
-            x = _crop(band[pairs].to(torch.float64))
-            y = _crop(band[u + a : u + a + len(pairs)].to(torch.float64))
-            nums[a : a + len(pairs), i] = _numerator(x, y, win, s[pairs], lam[pairs],
-                                                     [em[pairs] for em in e])
-    return (nums + 1e-4).mean(1) / (dens + 1e-4).mean(1)
+    del both
+    # per level: sub-bands (2 (U + N), h, w) cropped; references' rows 2 r + o, pairs' 2 i + o
+    # (o: the orientation's place)
+    stacked = [_crop(b).flatten(0, 1) for b in stacked]
+    pairs = (2 * ref_of[:, None] + torch.arange(2, device=ref.device)).flatten()
+    rows = torch.cat([torch.arange(2 * u, device=ref.device), pairs])
+
+    lam, vec = torch.linalg.eigh(torch.cat([_neighbourhood_cov(b[: 2 * u].to(torch.float64))
+                                            for b in stacked]))
+    lam = lam.clamp_min(TOL)
+    e = _elementary_symmetric(lam)
+    lam, vec, e = (t.unflatten(0, (levels, 2 * u)) for t in (lam, vec, e))
+    nums, dens = [], []
+    for k, win in enumerate(windows(levels)[::2]):
+        s, gain = _level_fields(stacked[k], 2 * u, pairs, win, lam[k], vec[k])
+        stacked[k] = None  # this level's sub-bands are no longer needed
+        # den (references) and num (pairs) in one pass; means as sums / count
+        a = torch.cat([s / SIGMA_NSQ, gain * s[pairs]])
+        terms = _sum_log1p(a, lam[k][rows], e[k][rows]).sum(1) / a.shape[1]
+        dens.append(terms[: 2 * u].view(u, 2))
+        nums.append(terms[2 * u :].view(n, 2))
+    num, den = torch.cat(nums, 1), torch.cat(dens, 1)[ref_of]
+    return (num + 1e-4).sum(1) / (den + 1e-4).sum(1)  # the means' common 1 / (2 levels) cancels
 
 
 # --------------------------------------------------------------------------- public API
@@ -565,8 +559,10 @@ def vif(
     float), with min(H, W) >= ``min_side(levels)``. ``precision``: ``"fast"`` (float32 pyramid,
     float64 statistics) or ``"exact"`` (float64 throughout). ``device``: where to compute
     (default: the reference's device, CPU for numpy input). ``chunk_size``: pairs computed at
-    once; memory grows about linearly with it (on a CPU about 4 MB per 224 x 224 pair for fast,
-    8 MB for exact). Pairs whose grayscale images are equal get exactly 1.0. ``levels``: pyramid
+    once (on a CPU at most :data:`CPU_PASS_PIXELS` worth, 8 pairs at 224 px), each step one
+    tensor operation for all of them; memory grows about linearly with it. A pair's value does
+    not depend on the chunk it is computed in (the same bytes on the same device and torch
+    build). Pairs whose grayscale images are equal get exactly 1.0. ``levels``: pyramid
     levels, the paper's 4 by default; fewer for small images (2 x ``levels`` sub-bands, the
     port's windows by position in the list, :func:`windows`), which need ``min_side(levels)``
     px (72 for 4, 18 for 2).
@@ -574,8 +570,8 @@ def vif(
     ``reference_index`` (B,): pair i is ``(reference[reference_index[i]], distorted[i])``, so
     that ``reference`` holds each reference image once (U images); pairs are then computed
     grouped by reference and each reference's share of the work (its pyramid and GSM
-    statistics) is done once per chunk instead of once per pair. The values are those of the
-    pairs written out (up to float64 rounding of batched linear algebra, ~1e-15).
+    statistics) is done once per chunk (pass) instead of once per pair. The values are those of
+    the pairs written out (the same bytes).
     """
     if precision not in PRECISIONS:
         raise VcrbenchError(f"vif: precision {precision!r} is not one of {PRECISIONS}")
@@ -596,6 +592,8 @@ def vif(
         )
     device = torch.device(device if device is not None else ref.device)
     dtype = torch.float64 if precision == "exact" else torch.float32
+    if device.type == "cpu" and CPU_PASS_PIXELS is not None:  # cache-sized passes
+        chunk_size = min(chunk_size, max(1, CPU_PASS_PIXELS // (height * width)))
     out = np.empty(dist.shape[0], dtype=np.float64)
     order = np.argsort(index, kind="stable")  # pairs of one reference next to each other
     for start in range(0, len(order), chunk_size):

@@ -23,6 +23,7 @@ from helpers.vif_reference import SUBBANDS, box_mean, crop, vif_reference, windo
 from PIL import Image
 from scipy import ndimage
 
+import vcrbench.vif as vif_module
 from vcrbench.errors import VcrbenchError
 from vcrbench.vif import delta_v, rgb_to_gray, vif, vif_files, vif_small
 
@@ -268,8 +269,58 @@ def test_chunking_and_batching_do_not_change_values() -> None:
                       chunk_size=2)
         single = np.concatenate([vif(r[None], d[None], precision=precision)
                                  for r, d in zip(refs, dists, strict=True)])
-        np.testing.assert_allclose(chunked, whole, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(single, whole, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(chunked, whole)  # the same bytes in any chunk
+        np.testing.assert_array_equal(single, whole)
+
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("precision", ["fast", "exact"])
+def test_a_pair_gives_the_same_bytes_in_any_chunk(precision: str, device: str,
+                                                  monkeypatch) -> None:
+    """Determinism: each pair of a chunk of 8 at 224 px (the sub-bands of every level, both
+    covariance paths) alone, inside the chunk, in chunks of 3 and in one whole-chunk pass give
+    the same float64 bytes on one device; so do pairs sharing references
+    (``reference_index``)."""
+    rng = np.random.default_rng(12)
+    refs = np.stack([natural_image(rng, 224, 224) for _ in range(8)])
+    kinds = list(DISTORTIONS)
+    dists = np.stack([distort(kinds[i % len(kinds)], r, rng) for i, r in enumerate(refs)])
+    refs, dists = refs.transpose(0, 3, 1, 2), dists.transpose(0, 3, 1, 2)
+    kw = {"precision": precision, "device": device}
+    chunk = vif(refs, dists, chunk_size=8, **kw)
+    alone = np.concatenate([vif(refs[i : i + 1], dists[i : i + 1], **kw) for i in range(8)])
+    np.testing.assert_array_equal(alone, chunk)
+    np.testing.assert_array_equal(vif(refs, dists, chunk_size=3, **kw), chunk)
+    monkeypatch.setattr(vif_module, "CPU_PASS_PIXELS", None)  # one pass per chunk (as on GPUs)
+    np.testing.assert_array_equal(vif(refs, dists, chunk_size=8, **kw), chunk)
+    index = np.array([0, 1, 1, 0, 2, 1, 0, 2])  # three references shared by eight pairs
+    shared = vif(refs[:3], dists, chunk_size=8, reference_index=index, **kw)
+    written_out = np.concatenate([vif(refs[j : j + 1], dists[i : i + 1], **kw)
+                                  for i, j in enumerate(index)])
+    np.testing.assert_array_equal(shared, written_out)
+
+
+def test_operations_per_chunk_do_not_grow_with_its_pairs(monkeypatch) -> None:
+    """The statistics are whole-chunk tensor operations: the torch profiler counts the same
+    events for a chunk of 2 and of 8 pairs at 224 px (within 10 %; issue 50: launch-bound on
+    GPUs), where per-pair or per-cache-group loops would count more for 8."""
+    from torch.profiler import ProfilerActivity, profile
+
+    monkeypatch.setattr(vif_module, "CPU_PASS_PIXELS", None)
+    rng = np.random.default_rng(13)
+    refs = np.stack([natural_image(rng, 224, 224) for _ in range(8)])
+    dists = np.stack([distort("noise", r, rng) for r in refs])
+    refs, dists = refs.transpose(0, 3, 1, 2), dists.transpose(0, 3, 1, 2)
+    vif(refs[:2], dists[:2])  # warm-up: filters, plans
+    events = {}
+    for n in (2, 8):
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            vif(refs[:n], dists[:n], chunk_size=n)
+        events[n] = len(prof.events())
+    assert abs(events[8] - events[2]) <= 0.1 * events[2], events
 
 
 def test_shared_references_give_the_pairs_values() -> None:
