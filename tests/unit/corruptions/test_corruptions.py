@@ -166,8 +166,8 @@ def test_motion_blur_kernel_matches_the_package(images, ic):
     xt = to_tensor(np.stack([x] * len(angles)), torch.float64)
     top = blur_mod.domain_high("motion_blur", "radius")
     for point in imagenet_c_samples("motion_blur"):
-        radius = torch.full((len(angles),), point["radius"], dtype=torch.float64)
-        sigma = torch.full((len(angles),), point["sigma"], dtype=torch.float64)
+        radius = np.full(len(angles), point["radius"])
+        sigma = np.full(len(angles), point["sigma"])
         ours = blur_mod.motion_blur_at(xt, radius, sigma, angles, top)
         for k, angle in enumerate(angles.tolist()):
             ref = np.clip(ic._motion_blur(x, radius=int(point["radius"]),
@@ -184,9 +184,9 @@ def test_motion_streaks_leaving_small_images_stop_as_imagenet_cs(ic):
     outside, unnormalised (the kernel table is cut to the image)."""
     rng = np.random.default_rng(4)
     x = rng.integers(0, 256, (33, 47, 3), dtype=np.uint8)
-    angles = torch.tensor([-45.0, -3.0, 0.0, 20.0, 44.0], dtype=torch.float64)
-    radius = torch.tensor([100.0, 40.0, 30.0, 100.0, 17.0], dtype=torch.float64)
-    sigma = torch.tensor([60.0, 10.0, 30.0, 5.0, 60.0], dtype=torch.float64)
+    radius = np.array([100.0, 40.0, 30.0, 100.0, 17.0, 8.0, 3.0])
+    sigma = np.array([60.0, 10.0, 30.0, 5.0, 60.0, 4.0, 2.0])
+    angles = torch.tensor([-45.0, -3.0, 0.0, 20.0, 44.0, -30.0, 12.0], dtype=torch.float64)
     xt = to_tensor(np.stack([x] * len(angles)), torch.float64)
     ours = blur_mod.motion_blur_at(xt, radius, sigma, angles, 100.0)
     for k in range(len(angles)):
