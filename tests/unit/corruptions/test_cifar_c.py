@@ -443,7 +443,7 @@ def test_glass_blur_is_cifar_cs_fed_the_same_offsets(images):
             xt = batch(x[None]).to(torch.float64)
             d = round(point["max_delta"])
             got = blur_mod.glass_blur_with(
-                xt, torch.tensor([point["sigma"]], dtype=torch.float64), np.array([d]),
+                xt, np.array([point["sigma"]]), np.array([d]),
                 np.array([len(offsets)]), blur_mod.glass_offset_grid(offsets, SIZE, SIZE, d),
                 blur_mod.domain_high("glass_blur", "sigma"), d, len(offsets))[0]
             got = got.clamp(0, 1).permute(1, 2, 0).numpy() * 255
