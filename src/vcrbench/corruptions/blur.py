@@ -77,21 +77,21 @@ def domain_high(name: str, param: str) -> float:
     return max(spec.parameters[param][1], spec.point_domain.get(param, (0.0, -math.inf))[1])
 
 
-def _values(name: str, param: str, values: np.ndarray | Sequence[float] | torch.Tensor,
-            device: torch.device) -> torch.Tensor:
-    """``(B,)`` float64 on ``device``, checked against the domain's top (the sizes of the
-    tables depend on it, not on the values)."""
-    if isinstance(values, torch.Tensor):
-        out = values.detach().to(device, torch.float64).reshape(-1)
-        array = None
-    else:
-        array = np.asarray(values, dtype=np.float64).reshape(-1)
-        out = torch.from_numpy(array).to(device)
+def _checked(name: str, param: str, values: np.ndarray | Sequence[float]) -> np.ndarray:
+    """``(B,)`` float64 host array, refused above the domain's top (the sizes of the tables
+    depend on the domain, not on the values)."""
+    array = np.asarray(values, dtype=np.float64).reshape(-1)
     high = domain_high(name, param)
-    if array is not None and array.size and not bool(np.all(array <= high)):
+    if array.size and not bool(np.all(array <= high)):
         raise VcrbenchError(f"{name}: {param} must be at most {high:g} (its domain), got "
                             f"{float(np.max(array))!r}; pass values inside the domain")
-    return out
+    return array
+
+
+def _values(name: str, param: str, values: np.ndarray | Sequence[float],
+            device: torch.device) -> torch.Tensor:
+    """:func:`_checked` as a ``(B,)`` float64 tensor on ``device``."""
+    return torch.from_numpy(_checked(name, param, values)).to(device)
 
 
 # --------------------------------------------------------------------------- Gaussian blur
@@ -133,8 +133,7 @@ def _dense_gaussian(images: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:
 def gaussian_blur(images: torch.Tensor, params: dict[str, np.ndarray],
                   seeds: Sequence[int]) -> torch.Tensor:
     """ImageNet-C Gaussian blur with standard deviation ``sigma`` (pixels)."""
-    sigmas = np.asarray(params["sigma"], dtype=np.float64)
-    _values("gaussian_blur", "sigma", sigmas, "cpu")  # checked against the domain
+    sigmas = _checked("gaussian_blur", "sigma", params["sigma"])
     return gaussian_blur_batch(images, sigmas, domain_high("gaussian_blur", "sigma"))
 
 
@@ -231,11 +230,10 @@ def motion_blur_at(images: torch.Tensor, radius: np.ndarray, sigma: np.ndarray,
 def motion_blur(images: torch.Tensor, params: dict[str, np.ndarray],
                 seeds: Sequence[int]) -> torch.Tensor:
     """ImageNet-C motion blur; the direction is drawn from the sample's seed (``motion_angles``)."""
-    radius = np.asarray(params["radius"], dtype=np.float64)
-    _values("motion_blur", "radius", radius, "cpu")  # checked against the domain
+    radius = _checked("motion_blur", "radius", params["radius"])
     angles = motion_angles(seeds, images.device)
-    out = motion_blur_at(images, radius, params["sigma"], angles,
-                         domain_high("motion_blur", "radius"))
+    sigma = _checked("motion_blur", "sigma", params["sigma"])
+    out = motion_blur_at(images, radius, sigma, angles, domain_high("motion_blur", "radius"))
     return out.clamp(0.0, 1.0)
 
 
@@ -395,12 +393,7 @@ def glass_blur_with(images: torch.Tensor, sigma: np.ndarray, deltas: np.ndarray,
 
 
 def _round_half_up(name: str, param: str, values: np.ndarray) -> np.ndarray:
-    array = np.asarray(values, dtype=np.float64).reshape(-1)
-    high = domain_high(name, param)
-    if array.size and not bool(np.all(array <= high)):
-        raise VcrbenchError(f"{name}: {param} must be at most {high:g} (its domain), got "
-                            f"{float(np.max(array))!r}; pass values inside the domain")
-    return np.floor(array + 0.5).astype(np.int64)
+    return np.floor(_checked(name, param, values) + 0.5).astype(np.int64)
 
 
 def glass_blur(images: torch.Tensor, params: dict[str, np.ndarray],
@@ -409,8 +402,7 @@ def glass_blur(images: torch.Tensor, params: dict[str, np.ndarray],
     half up); offsets from the sample's seed (:func:`glass_offsets`)."""
     device = images.device
     _, _, h, w = images.shape
-    sigma = np.asarray(params["sigma"], dtype=np.float64)
-    _values("glass_blur", "sigma", sigma, "cpu")  # checked against the domain
+    sigma = _checked("glass_blur", "sigma", params["sigma"])
     deltas = _round_half_up("glass_blur", "max_delta", params["max_delta"])
     passes = _round_half_up("glass_blur", "iterations", params["iterations"])
     keys = philox.keys(seeds, device)

@@ -2,17 +2,18 @@
 
 Two kinds of primitives:
 
-- per-sample ones (``separable_filter``, ``fft_filter2d``, ``shift_sum``, ``motion_taps``,
-  ``imagenet_c_disk``): *one* ``(3, H, W)`` sample with a kernel built on the CPU in float64
-  from its own parameters (box blur, snow's streaks, NOC's fields; ``imagenet_c_disk`` and
-  ``motion_taps`` are also the references of the batched builders' tests);
-- batched ones (``gaussian_taps_table``, ``replicate_filter_matrices``, ``defocus_kernels``,
-  ``motion_kernels``, ``fft_correlate``): a ``(B, 3, H, W)`` batch on its own device, every
-  sample with its own parameters, as tables or matrices whose size comes from the image and a
-  bound on the parameters (the corruption's domain), never from the values in the batch: taps
-  past a sample's own kernel have zero weight. Each sample's result is computed by operations
-  that do not mix samples (elementwise, reductions over its own rows, batched matrix products,
-  batched FFTs), so it does not depend on the batch it is in.
+- per-sample ones (``separable_filter``, ``shift_sum``, ``motion_taps``, ``imagenet_c_disk``):
+  *one* ``(3, H, W)`` sample with a kernel built on the CPU in float64 from its own parameters
+  (box blur, snow's streaks, NOC's fields; ``gaussian_taps``, ``filter_matrix``,
+  ``imagenet_c_disk`` and ``motion_taps`` are also the references of the batched builders'
+  tests);
+- batched ones (``gaussian_taps_table``, ``replicate_filter_matrices``, ``banded_filter``,
+  ``defocus_kernels``, ``motion_kernels``, ``fft_correlate``): a ``(B, 3, H, W)`` batch on its
+  own device, every sample with its own parameters, as tables or matrices whose size comes
+  from the image and a bound on the parameters (the corruption's domain), never from the
+  values in the batch: taps past a sample's own kernel have zero weight. Each sample's result
+  is computed by operations that do not mix samples (elementwise, reductions over its own
+  rows, batched matrix products, batched FFTs), so it does not depend on the batch it is in.
 
 Border modes follow the peers: ``"replicate"`` is scipy's / skimage's ``mode="nearest"`` and
 OpenCV's ``BORDER_REPLICATE``; ``"reflect101"`` is OpenCV's default ``BORDER_REFLECT_101``
@@ -134,28 +135,6 @@ def next_fast_size(n: int) -> int:
             p35 *= 3
         p5 *= 5
     return best
-
-
-def fft_filter2d(image: torch.Tensor, kernel: np.ndarray, mode: str) -> torch.Tensor:
-    """2-D correlation of a ``(C, H, W)`` image with a centred odd ``(K, K)`` kernel, via FFT.
-
-    The image is padded by the kernel radius with the border mode and circularly convolved at a
-    fast FFT length ``>= H + 2r``, which leaves the central ``H x W`` window exact (no
-    wrap-around). Accuracy: float32 FFT round-off, about 1e-6 of the image range.
-    """
-    _, h, w = image.shape
-    r = kernel.shape[0] // 2
-    padded = pad_image(image, r, r, mode)
-    nh, nw = next_fast_size(h + 2 * r), next_fast_size(w + 2 * r)
-    # correlation == convolution with the flipped kernel; place its centre at index (0, 0)
-    k = np.zeros((nh, nw))
-    flipped = kernel[::-1, ::-1]
-    k[: 2 * r + 1, : 2 * r + 1] = flipped
-    k = np.roll(k, (-r, -r), axis=(0, 1))
-    k_f = torch.fft.rfft2(torch.from_numpy(k).to(image.device, image.dtype))
-    x_f = torch.fft.rfft2(padded, s=(nh, nw))
-    out = torch.fft.irfft2(x_f * k_f, s=(nh, nw))
-    return out[:, r : r + h, r : r + w]
 
 
 def shift_sum(image: torch.Tensor, taps: list[tuple[int, int, float]]) -> torch.Tensor:
