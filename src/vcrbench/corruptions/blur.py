@@ -247,12 +247,12 @@ def glass_offsets(seeds: Sequence[int] | torch.Tensor, height: int, width: int,
     on ``[-delta_b, delta_b)`` (ImageNet-C's ``randint(-delta, delta)``; only the pixels the
     shuffle visits use theirs).
 
-    Pass ``k`` takes words ``k * ceil(H W / 2)`` on of the sample's Philox stream
-    :data:`GLASS_OFFSET_STREAM`; pixels ``2j`` and ``2j + 1`` (flat ``h W + w``) take the four
-    base-``n`` digits (``n = 2 delta_b``, most significant first: ``dx, dy`` of ``2j``, then of
-    ``2j + 1``) of ``floor(w * n^4 / 2**32)``, ``w`` the pass's word ``j``: every outcome of
-    the four has probability within ``2**-32`` of ``n^-4`` (relative error at most
-    ``n^4 / 2**32``, 7.7e-5 at the domain's ``delta`` 12).
+    Pass ``k`` takes the ``m = ceil(H W / 2)`` words from word ``k m`` on of the sample's
+    Philox stream :data:`GLASS_OFFSET_STREAM`; pixels ``2j`` and ``2j + 1`` (flat
+    ``h W + w``) take the four base-``n`` digits (``n = 2 delta_b``, most significant first:
+    ``dx, dy`` of ``2j``, then of ``2j + 1``) of ``floor(w * n^4 / 2**32)``, ``w`` the pass's
+    word ``j``: every outcome of the four has probability within ``2**-32`` of ``n^-4``
+    (relative error at most ``n^4 / 2**32``, 7.7e-5 at the domain's ``delta`` 12).
     """
     device = deltas.device
     per_pass = (height * width + 1) // 2
