@@ -394,7 +394,7 @@ _ENTRIES = [
         blur.glass_blur, spacing={"sigma": 0.05, "max_delta": 0.003},
         spacing_power={"sigma": 0.7, "max_delta": 0.7}, coupling=0.5,
         pixel_parameters=("sigma", "max_delta"),
-        pixel_thresholds={"sigma": 0.125, "max_delta": 0.5}),
+        pixel_thresholds={"sigma": 0.125, "max_delta": 0.5}, implementation=2),
     _entry(
         "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, 40.0)},
         [(1.0,), (2.0,), (3.0,), (4.0,), (6.0,)],
@@ -405,7 +405,7 @@ _ENTRIES = [
         pixels of the image at hand; its sampling domain scales with the image side (the domain
         is for 224 px; sampling.scale_point).""",
         blur.gaussian_blur, spacing={"sigma": 0.01}, pixel_parameters=("sigma",),
-        pixel_thresholds={"sigma": 0.125}),
+        pixel_thresholds={"sigma": 0.125}, implementation=2),
     _entry(
         "defocus_blur", "imagenet-c", "blur", {"radius": (0.0, 30.0), "alias_blur": (0.1, 0.5)},
         [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)],
@@ -418,7 +418,7 @@ _ENTRIES = [
         side (the domain is for 224 px; sampling.scale_point). Given points may set alias_blur
         up to 0.6 (CIFAR-10-C's severity 3: corruptions.cifar_c); draws keep 0.1 to 0.5.""",
         blur.defocus_blur, spacing={"radius": 0.01}, pixel_parameters=("radius",),
-        point_domain={"alias_blur": (0.1, 0.6)}),
+        point_domain={"alias_blur": (0.1, 0.6)}, implementation=2),
     _entry(
         "motion_blur", "imagenet-c", "blur", {"radius": (0.0, 100.0), "sigma": (0.0, 60.0)},
         [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)],
@@ -431,7 +431,8 @@ _ENTRIES = [
         domain scales with the image side (the domain is for 224 px; sampling.scale_point).""",
         blur.motion_blur, spacing={"radius": 0.006, "sigma": 0.006},
         spacing_power={"radius": 0.5, "sigma": 0.5}, coupling=0.7,
-        pixel_parameters=("radius", "sigma"), pixel_thresholds={"radius": 0.5}),
+        pixel_parameters=("radius", "sigma"), pixel_thresholds={"radius": 0.5},
+        implementation=2),
     _entry(
         "brightness", "imagenet-c", "colour", {"shift": (0.0, 1.0)},
         [(0.1,), (0.2,), (0.3,), (0.4,), (0.5,)],

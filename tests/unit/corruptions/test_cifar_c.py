@@ -440,8 +440,12 @@ def test_glass_blur_is_cifar_cs_fed_the_same_offsets(images):
             first = np.uint8(gaussian(x / 255.0, sigma=sigma, channel_axis=-1) * 255)
             shuffled = cifar_glass_shuffle(first, delta, offsets)
             ref = np.clip(gaussian(shuffled / 255.0, sigma=sigma, channel_axis=-1), 0, 1) * 255
-            xt = batch(x[None])[0].to(torch.float64)
-            got = blur_mod.glass_blur_one(xt, point["sigma"], round(point["max_delta"]), offsets)
+            xt = batch(x[None]).to(torch.float64)
+            d = round(point["max_delta"])
+            got = blur_mod.glass_blur_with(
+                xt, np.array([point["sigma"]]), np.array([d]),
+                np.array([len(offsets)]), blur_mod.glass_offset_grid(offsets, SIZE, SIZE, d),
+                blur_mod.domain_high("glass_blur", "sigma"), d, len(offsets))[0]
             got = got.clamp(0, 1).permute(1, 2, 0).numpy() * 255
             # the registry keeps a value within 1e-4 under an integer at the truncation
             # (blur._TRUNCATION_SLACK): rarely a pixel 1 level apart, then blurred

@@ -13,6 +13,7 @@ same way. Albumentations is optional (tests skip without it).
 from __future__ import annotations
 
 import importlib.util
+import math
 
 import numpy as np
 import pytest
@@ -158,17 +159,40 @@ def test_deterministic_imagenet_c_corruptions_match_the_package(name, images, ic
 
 
 def test_motion_blur_kernel_matches_the_package(images, ic):
-    """The streak itself (fixed angle) equals ImageNet-C's ``_motion_blur`` to 1e-3 levels."""
+    """The streak itself (fixed angles, one batch) equals ImageNet-C's ``_motion_blur`` to 1e-3
+    levels; the drawn directions cover ``[-45, 45]`` degrees."""
     x = images[0]
-    xt = to_tensor(x[None], torch.float64)[0]
+    angles = torch.tensor([-45.0, -17.3, 0.0, 31.9, 45.0], dtype=torch.float64)
+    xt = to_tensor(np.stack([x] * len(angles)), torch.float64)
+    top = blur_mod.domain_high("motion_blur", "radius")
     for point in imagenet_c_samples("motion_blur"):
-        for angle in (-45.0, -17.3, 0.0, 31.9):
+        radius = np.full(len(angles), point["radius"])
+        sigma = np.full(len(angles), point["sigma"])
+        ours = blur_mod.motion_blur_at(xt, radius, sigma, angles, top)
+        for k, angle in enumerate(angles.tolist()):
             ref = np.clip(ic._motion_blur(x, radius=int(point["radius"]),
                                           sigma=point["sigma"], angle=angle), 0, 255)
-            ours = blur_mod.motion_blur_one(xt, point["radius"], point["sigma"], angle)
-            assert diff(ours.permute(1, 2, 0).numpy() * 255, ref).max() < 1e-3
+            assert diff(ours[k].permute(1, 2, 0).numpy() * 255, ref).max() < 1e-3
     angles = blur_mod.motion_angles([noise_seed(0, "motion_blur", i) for i in range(200)])
-    assert -45 <= min(angles) < -40 and 40 < max(angles) <= 45
+    assert angles.dtype == torch.float64 and angles.shape == (200,)
+    assert -45 <= float(angles.min()) < -40 and 40 < float(angles.max()) <= 45
+    assert abs(float(angles.mean())) < 4 and abs(float(angles.std()) - 90 / 12**0.5) < 3
+
+
+def test_motion_streaks_leaving_small_images_stop_as_imagenet_cs(ic):
+    """On a 33 x 47 image the largest streaks leave the image: ImageNet-C stops at the first tap
+    outside, unnormalised (the kernel table is cut to the image)."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 256, (33, 47, 3), dtype=np.uint8)
+    radius = np.array([100.0, 40.0, 30.0, 100.0, 17.0, 8.0, 3.0])
+    sigma = np.array([60.0, 10.0, 30.0, 5.0, 60.0, 4.0, 2.0])
+    angles = torch.tensor([-45.0, -3.0, 0.0, 20.0, 44.0, -30.0, 12.0], dtype=torch.float64)
+    xt = to_tensor(np.stack([x] * len(angles)), torch.float64)
+    ours = blur_mod.motion_blur_at(xt, radius, sigma, angles, 100.0)
+    for k in range(len(angles)):
+        ref = ic._motion_blur(x, radius=int(radius[k]), sigma=float(sigma[k]),
+                              angle=float(angles[k]))
+        assert diff(ours[k].permute(1, 2, 0).numpy() * 255, ref).max() < 1e-3, k
 
 
 def _imagenet_c_shuffle(x: np.ndarray, delta: int, offsets: list[np.ndarray]) -> np.ndarray:
@@ -184,33 +208,93 @@ def _imagenet_c_shuffle(x: np.ndarray, delta: int, offsets: list[np.ndarray]) ->
     return x
 
 
+def _longest_chains(height: int, width: int, delta: int) -> np.ndarray:
+    """Offsets (visiting order) whose chains are as long as possible: every pixel copies its
+    right neighbour, the last column the pixel ``delta`` left of it one row down."""
+    off = np.zeros((height - 2 * delta, width - 2 * delta, 2), dtype=np.int64)
+    off[..., 0] = 1
+    off[:, 0] = (-delta, 1)  # visiting order: column 0 is the rightmost
+    return off
+
+
 def test_glass_shuffle_reproduces_the_sequential_loop_exactly():
+    """All cases in one batch (different deltas and pass counts), random and worst-case
+    offsets, against ImageNet-C's loop."""
     rng = np.random.default_rng(0)
-    x = rng.integers(0, 256, (37, 45, 3), dtype=np.uint8)
-    for delta, iterations in [(1, 1), (1, 2), (2, 3), (4, 2), (7, 1)]:
-        n_h, n_w = 37 - 2 * delta, 45 - 2 * delta
-        offsets = [rng.integers(-delta, delta, (n_h, n_w, 2)) for _ in range(iterations)]
-        ref = _imagenet_c_shuffle(x, delta, offsets)
-        index = blur_mod.glass_shuffle_map(37, 45, delta, offsets)
-        ours = x.reshape(-1, 3)[index].reshape(x.shape)
-        np.testing.assert_array_equal(ours, ref)
+    h, w = 37, 45
+    x = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    cases = [(1, 1), (1, 2), (2, 3), (4, 2), (7, 1), (0, 2), (3, 0)]
+    offsets = [[rng.integers(-d, d, (h - 2 * d, w - 2 * d, 2)) for _ in range(n)]
+               if d else [] for d, n in cases]
+    for d in (2, 3, 7):  # chains up to the bound of shuffle_jump_rounds
+        cases.append((d, 2))
+        offsets.append([_longest_chains(h, w, d), rng.integers(-d, d, (h - 2 * d, w - 2 * d, 2))])
+    grids = [blur_mod.glass_offset_grid(off, h, w, d) for (d, _), off in zip(cases, offsets,
+                                                                           strict=True)]
+    passes = max(g.shape[1] for g in grids)
+    grid = torch.cat([torch.cat([g, torch.zeros((1, passes - g.shape[1], h, w, 2),
+                                                dtype=torch.int64)], 1) for g in grids])
+    deltas = np.array([d for d, _ in cases])
+    counts = np.array([n for _, n in cases])
+    maps = blur_mod.glass_shuffle_maps(h, w, deltas, counts, grid, max_delta=7,
+                                       max_passes=passes)
+    assert blur_mod.shuffle_jump_rounds(h, w, 7) == math.ceil(math.log2(w - 15 + 8 * (h - 15)))
+    for k, ((d, _), off) in enumerate(zip(cases, offsets, strict=True)):
+        ref = _imagenet_c_shuffle(x, d, off) if d else x
+        ours = x.reshape(-1, 3)[maps[k].numpy()].reshape(x.shape)
+        np.testing.assert_array_equal(ours, ref, err_msg=str(cases[k]))
 
 
-def test_glass_blur_matches_the_package(images, ic):
-    """Whole glass blur on 64 px crops, package RNG stream replayed: float diff < 0.01 mean."""
+def test_glass_offsets_are_uniform_and_keyed():
+    """``randint(-delta, delta)``'s law per delta; other seeds and passes give other offsets."""
+    deltas = torch.tensor([1, 3, 12, 0])
+    off = blur_mod.glass_offsets([5, 6, 7, 8], 64, 64, deltas, 2)
+    assert off.shape == (4, 2, 64, 64, 2) and off.dtype == torch.int64
+    assert bool((off[3] == 0).all())
+    for b, d in enumerate(deltas.tolist()[:3]):
+        values = off[b].reshape(-1, 2)
+        assert int(values.min()) == -d and int(values.max()) == d - 1
+        for axis in (0, 1):
+            counts = torch.bincount(values[:, axis] + d, minlength=2 * d).double()
+            expected = values.shape[0] / (2 * d)
+            chi2 = float(((counts - expected) ** 2 / expected).sum())
+            assert chi2 < 2 * d + 6 * (4 * d) ** 0.5, (d, axis, chi2)
+        joint = torch.bincount((values[:, 0] + d) * 2 * d + values[:, 1] + d,
+                               minlength=4 * d * d).double()
+        expected = values.shape[0] / (4 * d * d)
+        chi2 = float(((joint - expected) ** 2 / expected).sum())
+        assert chi2 < 4 * d * d + 6 * (8 * d * d) ** 0.5, (d, chi2)
+        assert not torch.equal(off[b, 0], off[b, 1])
+    again = blur_mod.glass_offsets([5, 9], 64, 64, deltas[:2] * 0 + 3, 2)
+    assert torch.equal(again[0], blur_mod.glass_offsets([5], 64, 64, deltas[1:2], 2)[0])
+    assert torch.equal(again[:, 1:], blur_mod.glass_offsets([5, 9], 64, 64, deltas[1:2], 1, 1))
+    assert not torch.equal(again[0], again[1])
+
+
+def test_glass_blur_matches_the_package(images, ic, monkeypatch):
+    """Whole glass blur on 64 px crops, ImageNet-C's code fed our offsets: float diff < 0.01
+    mean, < 1 level max (our uint8 truncation keeps 1e-4 of slack)."""
     crop = images[:2, 80:144, 60:124]
+    seeds = [noise_seed(4, "glass_blur", k) for k in range(len(crop))]
     for severity, point in enumerate(imagenet_c_samples("glass_blur"), 1):
         delta, iterations = int(point["max_delta"]), int(point["iterations"])
+        arrays = {k: np.full(len(crop), v) for k, v in point.items()}
+        ours = blur_mod.glass_blur(to_tensor(crop, torch.float64), arrays, seeds)
+        grid = blur_mod.glass_offsets(seeds, 64, 64, torch.full((2,), delta), iterations)
         for k, img in enumerate(crop):
-            with seeded_numpy(10 * severity + k):
-                ref = ic.glass_blur(Image.fromarray(img), severity)
-            stream = np.random.RandomState(10 * severity + k)
-            n = (64 - 2 * delta) ** 2
-            offsets = [stream.randint(-delta, delta, size=(n, 2)).reshape(64 - 2 * delta, -1, 2)
-                       for _ in range(iterations)]
-            xt = to_tensor(img[None], torch.float64)[0]
-            ours = blur_mod.glass_blur_one(xt, point["sigma"], delta, offsets)
-            d = diff(ours.clamp(0, 1).permute(1, 2, 0).numpy() * 255, ref)
+            draws = iter([grid[k, i, h, w].numpy() for i in range(iterations)
+                          for h in range(64 - delta, delta, -1)
+                          for w in range(64 - delta, delta, -1)])
+
+            def randint(low, high, size, draws=draws, delta=delta):
+                assert (low, high, size) == (-delta, delta, (2,))
+                return next(draws)
+
+            monkeypatch.setattr(ic.np.random, "randint", randint)
+            ref = ic.glass_blur(Image.fromarray(img), severity)
+            monkeypatch.undo()
+            assert next(draws, None) is None
+            d = diff(ours[k].permute(1, 2, 0).numpy() * 255, ref)
             assert d.mean() < 0.01 and d.max() < 1.0, (severity, d.mean(), d.max())
 
 
@@ -344,6 +428,32 @@ def test_outputs_depend_only_on_image_parameters_and_seed(name, images):
     if get_corruption(name).stochastic:
         other = apply_corruption(name, to_tensor(x), batch, [s + 1 for s in seeds])
         assert not torch.equal(whole, other)
+
+
+@pytest.mark.parametrize("name", ["gaussian_blur", "defocus_blur", "motion_blur", "glass_blur"])
+def test_batched_blurs_give_each_sample_the_bytes_it_has_alone(name, images):
+    """The batched blurs' float output of a sample (parameters drawn over the domain, 64 px)
+    is the same bit for bit alone, in a batch of 16 and at another position, on 1 or 2
+    threads."""
+    x = to_tensor(np.concatenate([images] * 6)[:16, 40:104, 50:114])
+    params = uniform_samples(name, 13, range(16))
+    batch = {k: np.array([p[k] for p in params]) for k in params[0]}
+    seeds = [noise_seed(13, name, i) for i in range(16)]
+    function = get_corruption(name).function
+    saved = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        whole = function(x, batch, seeds)
+        torch.set_num_threads(1)
+        order = list(range(15, -1, -1))
+        reverse = function(x[order], {k: v[order] for k, v in batch.items()},
+                           [seeds[i] for i in order])
+    finally:
+        torch.set_num_threads(saved)
+    assert torch.equal(whole, reverse.flip(0))
+    for i in range(16):
+        alone = function(x[i:i + 1], {k: v[i:i + 1] for k, v in batch.items()}, seeds[i:i + 1])
+        assert torch.equal(whole[i:i + 1], alone), i
 
 
 @pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise",

@@ -159,16 +159,18 @@ def test_sides_above_224_are_clipped_to_the_domain():
 
 
 def _old_definition(name: str, mode: str = "uniform", spacing: str = "visual") -> dict:
+    """The definition before image sizes existed, plus the code's version past 1."""
     spec = get_corruption(name)
+    version = {"implementation": spec.implementation} if spec.implementation > 1 else {}
     if mode == "imagenet-c":
         return {"parameters": list(spec.parameters), "imagenet_c": None if (
             spec.imagenet_c_severities is None) else [dict(lv) for lv in
-                                                      spec.imagenet_c_severities]}
+                                                      spec.imagenet_c_severities]} | version
     domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
     if spacing == "linear":
-        return {"parameters": domains}
+        return {"parameters": domains} | version
     return {"parameters": domains, "clean": dict(spec.identity), "log_floors": dict(spec.spacing),
-            "powers": dict(spec.spacing_power), "coupling": spec.coupling}
+            "powers": dict(spec.spacing_power), "coupling": spec.coupling} | version
 
 
 def test_sampling_definition_at_224_is_unchanged():
