@@ -20,7 +20,6 @@ from torch import nn
 from vcrbench.core.seeding import EPOCH_DROPOUT
 from vcrbench.errors import VcrbenchError
 from vcrbench.training.augmentation import crop_flip, geometry_draws
-from vcrbench.training.checkpoint import epoch_checkpoint
 from vcrbench.training.layers import set_training_mode
 from vcrbench.training.losses import jensen_shannon
 from vcrbench.training.methods import method_parts
@@ -29,6 +28,29 @@ from vcrbench.training.spec import ADVERSARIAL_METHODS, AUGMIX_METHODS, Training
 from vcrbench.training.views import INPUT, pad_crop_flip
 
 COSINE_FLOOR = 1e-6
+
+
+def epoch_checkpoint(spec: TrainingSpec, epoch: int, module: torch.nn.Module,
+                     optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    def cpu_copy(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.detach().cpu().clone()
+        if isinstance(value, dict):
+            return {k: cpu_copy(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(cpu_copy(v) for v in value)
+        return value
+
+    return {
+        "format": "vcrbench-finetuned",
+        "version": 1,
+        "name": spec.name,
+        "base": spec.base,
+        "spec": spec.as_dict(),
+        "epoch": epoch,
+        "state_dict": {k: v.detach().cpu().clone() for k, v in module.state_dict().items()},
+        "optimizer": cpu_copy(optimizer.state_dict()),
+    }
 
 
 def _ft_learning_rate(spec: TrainingSpec, epoch: int) -> float:

@@ -55,7 +55,7 @@ from vcrbench.models import load_model
 from vcrbench.models.preprocess import apply_preprocessing
 from vcrbench.models.registry import LoadedModel
 from vcrbench.training.augmentation import crop_flip, geometry_draws
-from vcrbench.training.checkpoint import epoch_checkpoint
+from vcrbench.training.checkpoint import new_checkpoint
 from vcrbench.training.epochs import EpochRecipe, EpochTotals, Step, run_epoch, sgd
 from vcrbench.training.layers import set_training_mode
 from vcrbench.training.losses import Loss
@@ -182,7 +182,9 @@ def train_epoch(
         torch_seed=int(spec.key(epoch, EPOCH_DROPOUT).generate_state(1, np.uint32)[0]),
         on_step=progress,
     ))
-    return epoch_checkpoint(spec, epoch, module, optimizer), log_row(epoch, lr, totals)
+    checkpoint = new_checkpoint("finetuned", module.state_dict(), optimizer.state_dict(),
+                                name=spec.name, base=spec.base, spec=spec.as_dict(), epoch=epoch)
+    return checkpoint, log_row(epoch, lr, totals)
 
 
 def log_row(epoch: int, lr: float, totals: EpochTotals) -> dict[str, Any]:

@@ -42,12 +42,10 @@ import torch
 from torch import nn
 
 from vcrbench.errors import VcrbenchError
+from vcrbench.models.checkpoints import read_checkpoint
 from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
-from vcrbench.models.trained import FORMAT as TRAINED_FORMAT
-from vcrbench.models.trained import VERSION as TRAINED_VERSION
-from vcrbench.models.trained import read_trained
 from vcrbench.training.augmix import AUGMIX_OPS
-from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
+from vcrbench.training.checkpoint import new_checkpoint, save_checkpoint
 from vcrbench.training.epochs import EpochRecipe, Step, autocast, run_epoch, sgd
 from vcrbench.training.losses import SummedLoss
 from vcrbench.training.spec import ADVERSARIAL_METHODS, AUGMIX_METHODS, METHODS, AugMixSettings
@@ -69,8 +67,6 @@ SCRATCH_METHODS = METHODS
 AUGMIX_STREAM = 0xA6A1
 #: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
 COSINE_FLOOR = 1e-6
-CHECKPOINT_FORMAT = TRAINED_FORMAT
-CHECKPOINT_VERSION = TRAINED_VERSION
 
 
 @dataclass(frozen=True)
@@ -496,23 +492,17 @@ def save_state(state: TrainingState, path: str | Path, *, data: Mapping[str, Any
     ``{"label_space", "side", "name"}``, read by ``trained:<name>``); ``optimizer`` False leaves
     the optimiser state out (a final model, not resumable).
     """
-    checkpoint = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
-        "recipe": state.recipe.as_dict(),
-        "epoch": state.epoch,
-        "log": state.log,
-        "state_dict": cpu_copy(state.model.state_dict()),
-        "data": dict(data or {}),
-    }
-    if optimizer:
-        checkpoint["optimizer"] = cpu_copy(state.optimizer.state_dict())
+    checkpoint = new_checkpoint(
+        "trained", state.model.state_dict(),
+        state.optimizer.state_dict() if optimizer else None,
+        recipe=state.recipe.as_dict(), epoch=state.epoch, log=state.log, data=dict(data or {}),
+    )
     save_checkpoint(checkpoint, path)
 
 
 def read_state_file(path: str | Path) -> dict[str, Any]:
     """The checkpoint dict of :func:`save_state`, checked for its format."""
-    return read_trained(path)
+    return read_checkpoint(path, "trained")
 
 
 def load_state(path: str | Path, recipe: ScratchRecipe | None = None,
