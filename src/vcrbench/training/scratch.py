@@ -41,6 +41,8 @@ import pyarrow as pa
 import torch
 from torch import nn
 
+from vcrbench.core.tables import read_table
+from vcrbench.data.prepared import PreparedImages
 from vcrbench.errors import VcrbenchError
 from vcrbench.models.checkpoints import read_checkpoint
 from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
@@ -552,9 +554,6 @@ def labelled_images(index_path: str | Path, store_path: str | Path,
                     device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """The prepared images of an index with a label, and their labels, on ``device``:
     (N, S, S, 3) uint8 and (N,) int64 (images without a label, -1, are left out)."""
-    from vcrbench.core.tables import read_table
-    from vcrbench.data.prepared import PreparedImages
-
     index = read_table(index_path)
     labels = np.asarray(index.column("label").to_numpy(), np.int64)
     images = PreparedImages(store_path, index).all()
