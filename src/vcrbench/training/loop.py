@@ -18,7 +18,9 @@ One epoch ``e`` (1-based) of entry ``name``:
    with momentum (defaults: the VCR paper's fine-tuning, lr 0.001, momentum 0.9; REVa follows
    AugMix, lr 0.1) at the epoch's learning rate (constant, cosine or
    step schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
-   layers`), their gradient's L2 norm first clipped to ``clip_grad_norm`` when set.
+   layers`), their gradient's L2 norm first clipped to ``clip_grad_norm`` when set. The
+   step is the one epoch loop's (:mod:`vcrbench.training.epochs`), shared with training from
+   scratch; this module gives it the fine-tuning recipe and the batches (:func:`epoch_steps`).
 
 Randomness of dropout comes from torch's global generator, seeded per epoch from
 ``(seed, name, e)``, so an epoch computed after a restart equals the uninterrupted one. On the CPU

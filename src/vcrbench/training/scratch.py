@@ -16,6 +16,10 @@ counterpart (crafted once on a trained standard model, cropped and flipped as th
 one batch, loss ``CE(image) + γ·CE(counterpart) + γ·λ·JS(image, view 1, view 2)``; ``reva`` adds
 the targeted corruptions (at one CIFAR-10-C severity at 32 px) to AugMix's operations.
 
+An epoch's steps are the one epoch loop's (:mod:`vcrbench.training.epochs`), shared with
+fine-tuning; this module gives it the from-scratch recipe (the rate per step, the batch's
+summed loss, the precision) and the batches (:func:`epoch_steps`).
+
 Randomness: the weights come from ``seed`` alone; epoch ``e``'s order, crops and flips from one
 generator keyed by ``(seed, e)`` (:func:`epoch_draws`), drawn for every training image at once,
 so an epoch does not depend on the batch size's last batch, on the device or on a restart. On
