@@ -16,8 +16,10 @@ import torch)::
 
 Model names, preprocessing per model: :mod:`vcrbench.models.registry`; inference engines and
 their cache: :mod:`vcrbench.models.engines`; loaders per source:
-:mod:`~vcrbench.models.sources`, :mod:`~vcrbench.models.efficientnet_lite` and
-:mod:`~vcrbench.models.finetuned` (the checkpoints the training package writes).
+:mod:`~vcrbench.models.sources`, :mod:`~vcrbench.models.efficientnet_lite`,
+:mod:`~vcrbench.models.finetuned` and :mod:`~vcrbench.models.trained` (models trained here,
+from the checkpoints the training package writes; their one format and reader:
+:mod:`~vcrbench.models.checkpoints`).
 
 May import: :mod:`vcrbench.core`, :mod:`vcrbench.data` (preparation, label spaces).
 """

@@ -339,10 +339,10 @@ def _load_finetuned(target: str, models_dir: str | Path | None) -> tuple:
     CPU: its base model from the registry (same architecture, preprocessing and classes; a
     ``trained:<name>`` base from ``models_dir`` too) with the checkpoint's weights, loaded
     strictly (every tensor must match)."""
-    from vcrbench.models.finetuned import checkpoint_path, read_checkpoint
+    from vcrbench.models.checkpoints import checkpoint_path, read_checkpoint
 
     path = checkpoint_path(target, models_dir)
-    checkpoint = read_checkpoint(path)
+    checkpoint = read_checkpoint(path, "finetuned")
     base = load_model(checkpoint["base"], "cpu", models_dir=models_dir)
     try:
         base.module.load_state_dict(checkpoint["state_dict"], strict=True)

@@ -1,9 +1,10 @@
-"""Writing fine-tuning checkpoints (the file format and its reader are
-:mod:`vcrbench.models.finetuned`: a fine-tuned model is a model source like any other).
+"""Writing checkpoints of both training paths, in the one format of
+:mod:`vcrbench.models.checkpoints` (which reads them: a model trained here is a model source
+like any other).
 
 An epoch's checkpoint holds the model's weights and the optimiser state, so that the next epoch
-continues from it; the final ``models/<name>/checkpoint.pt`` is the last epoch's without the
-optimiser state.
+continues from it; the final model (``models/<name>/checkpoint.pt`` fine-tuned, ``model.pt``
+from scratch) is the last epoch's without the optimiser state (:func:`final_checkpoint`).
 """
 
 from __future__ import annotations
@@ -14,27 +15,35 @@ from typing import Any
 import torch
 
 from vcrbench.core.files import atomic_write
-from vcrbench.models.finetuned import FORMAT, VERSION
-from vcrbench.training.spec import TrainingSpec
+from vcrbench.errors import VcrbenchError
+from vcrbench.models.checkpoints import KINDS, VERSION
 
 
-def epoch_checkpoint(spec: TrainingSpec, epoch: int, module: torch.nn.Module,
-                     optimizer: torch.optim.Optimizer) -> dict[str, Any]:
-    """The checkpoint dict after ``epoch``: every tensor copied to the CPU."""
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "name": spec.name,
-        "base": spec.base,
-        "spec": spec.as_dict(),
-        "epoch": epoch,
-        "state_dict": {k: v.detach().cpu().clone() for k, v in module.state_dict().items()},
-        "optimizer": cpu_copy(optimizer.state_dict()),
-    }
+def new_checkpoint(kind: str, module_state: dict[str, torch.Tensor],
+                   optimizer_state: dict[str, Any] | None = None, **fields: Any
+                   ) -> dict[str, Any]:
+    """A checkpoint dict of ``kind`` (``finetuned`` or ``trained``) in the format's key order:
+    ``format``, ``version``, the kind's keys from ``fields`` and ``state_dict`` (a CPU copy of
+    ``module_state``), then ``optimizer`` (a CPU copy of ``optimizer_state``) when given.
+    ``fields`` must be exactly the kind's other keys."""
+    if kind not in KINDS:
+        raise VcrbenchError(f"checkpoint kind {kind!r} is not one of {', '.join(KINDS)}")
+    spec = KINDS[kind]
+    wanted = set(spec.keys) - {"state_dict"}
+    if set(fields) != wanted:
+        raise VcrbenchError(f"a {spec.what} checkpoint has the keys {sorted(wanted)}, "
+                            f"got {sorted(fields)}")
+    checkpoint: dict[str, Any] = {"format": spec.format, "version": VERSION}
+    for key in spec.keys:
+        checkpoint[key] = cpu_copy(module_state) if key == "state_dict" else fields[key]
+    if optimizer_state is not None:
+        checkpoint["optimizer"] = cpu_copy(optimizer_state)
+    return checkpoint
 
 
 def cpu_copy(value: Any) -> Any:
-    """A copy of a (nested) model or optimiser state with every tensor on the CPU."""
+    """A copy of a (nested) model or optimiser state with every tensor on the CPU (mappings
+    become plain dicts)."""
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().clone()
     if isinstance(value, dict):
@@ -45,7 +54,7 @@ def cpu_copy(value: Any) -> Any:
 
 
 def final_checkpoint(last_epoch: dict[str, Any]) -> dict[str, Any]:
-    """The model checkpoint of the last epoch without its optimiser state."""
+    """The final model's checkpoint: the last epoch's without its optimiser state."""
     return {key: value for key, value in last_epoch.items() if key != "optimizer"}
 
 

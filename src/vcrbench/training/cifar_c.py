@@ -29,6 +29,7 @@ from vcrbench.corruptions.cifar_c import cifar_c_severities
 from vcrbench.corruptions.registry import corrupt_uint8
 from vcrbench.corruptions.sets import expand_sets
 from vcrbench.data.cifar import CifarSplit
+from vcrbench.models.checkpoints import read_checkpoint
 from vcrbench.training.scratch import ScratchRecipe, new_state, predict
 
 #: Bootstrap resamples of the test images behind every interval.
@@ -48,7 +49,7 @@ def load_model(path: str | Path, device: torch.device, precision: str | None = N
                ) -> tuple[torch.nn.Module, ScratchRecipe]:
     """The network (in eval mode, on ``device``) and recipe of a from-scratch ``model.pt``
     (``precision`` replaces the recipe's)."""
-    checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    checkpoint = read_checkpoint(path, "trained")
     values = dict(checkpoint["recipe"])
     if precision:
         values["precision"] = precision

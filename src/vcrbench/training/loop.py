@@ -18,7 +18,9 @@ One epoch ``e`` (1-based) of entry ``name``:
    with momentum (defaults: the VCR paper's fine-tuning, lr 0.001, momentum 0.9; REVa follows
    AugMix, lr 0.1) at the epoch's learning rate (constant, cosine or
    step schedule, a function of ``e`` only) on the units that learn (:mod:`~vcrbench.training.
-   layers`), their gradient's L2 norm first clipped to ``clip_grad_norm`` when set.
+   layers`), their gradient's L2 norm first clipped to ``clip_grad_norm`` when set. The
+   step is the one epoch loop's (:mod:`vcrbench.training.epochs`), shared with training from
+   scratch; this module gives it the fine-tuning recipe and the batches (:func:`epoch_steps`).
 
 Randomness of dropout comes from torch's global generator, seeded per epoch from
 ``(seed, name, e)``, so an epoch computed after a restart equals the uninterrupted one. On the CPU
@@ -41,6 +43,7 @@ before its step.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -48,14 +51,19 @@ import pyarrow as pa
 import torch
 
 from vcrbench.core.seeding import EPOCH_DROPOUT
+from vcrbench.data.datasets import index_side, index_size, load_images
 from vcrbench.errors import VcrbenchError
+from vcrbench.models import load_model
+from vcrbench.models.preprocess import apply_preprocessing
+from vcrbench.models.registry import LoadedModel
 from vcrbench.training.augmentation import crop_flip, geometry_draws
-from vcrbench.training.checkpoint import epoch_checkpoint
+from vcrbench.training.checkpoint import new_checkpoint
+from vcrbench.training.epochs import EpochRecipe, EpochTotals, Step, run_epoch, sgd
 from vcrbench.training.layers import set_training_mode
 from vcrbench.training.losses import Loss
 from vcrbench.training.methods import method_parts
 from vcrbench.training.spec import TrainingSpec, epoch_order, learning_rate
-from vcrbench.training.views import INPUT, Augmentation
+from vcrbench.training.views import Augmentation
 
 LOG_SCHEMA = pa.schema(
     [
@@ -79,12 +87,32 @@ def epoch_batches(n_images: int, spec: TrainingSpec, epoch: int) -> list[np.ndar
     return [order[i : i + spec.batch_size] for i in range(0, n_images, spec.batch_size)]
 
 
-def _optimizer(parameters: list[torch.nn.Parameter], spec: TrainingSpec, lr: float
-               ) -> torch.optim.SGD:
-    return torch.optim.SGD(
-        parameters, lr=lr, momentum=spec.momentum, weight_decay=spec.weight_decay,
-        nesterov=spec.nesterov and spec.momentum > 0,
-    )
+def epoch_steps(spec: TrainingSpec, train_index: pa.Table, epoch: int, model: LoadedModel,
+                augmentation: Augmentation, device: torch.device) -> Iterator[Step]:
+    """The steps of epoch ``epoch`` (:class:`~vcrbench.training.epochs.Step`): each batch of
+    :func:`epoch_batches` read from its files at the index's size, cropped and flipped
+    (``spec.geometric``), its views made by ``augmentation``, stacked and preprocessed as
+    the base model's inputs."""
+    size = index_size(train_index)
+    paths = train_index.column("path").to_pylist()
+    labels = np.asarray(train_index.column("label").to_numpy(), np.int64)
+    position = 0
+    for batch in epoch_batches(len(paths), spec, epoch):
+        images = load_images([paths[i] for i in batch], size)
+        positions = range(position, position + len(batch))
+        if spec.geometric:
+            images = crop_flip(images, geometry_draws(spec, epoch, positions, *images.shape[1:3]),
+                               spec, device)
+        views = augmentation(images, epoch, positions, device)
+        names = tuple(views.images)
+        stacked = views.images[names[0]] if len(names) == 1 else np.concatenate(
+            [views.images[name] for name in names])
+        x = torch.from_numpy(stacked).to(device).permute(0, 3, 1, 2).float().div_(255.0)
+        x = apply_preprocessing(model.preprocessing, x).contiguous(
+            memory_format=torch.channels_last
+        )
+        yield Step(x, names, torch.from_numpy(labels[batch]).to(device), views.corrupted)
+        position += len(batch)
 
 
 def train_epoch(
@@ -109,18 +137,17 @@ def train_epoch(
     ``adversarial``: the PGD counterparts of the REVa methods, ``(N, H, W, 3)`` uint8 aligned
     with ``train_index`` (:func:`~vcrbench.training.adversarial.counterparts_of_index`).
     ``models_dir``: where a ``trained:<name>`` base is found (``<models_dir>/<name>/model.pt``).
-    The images are read at the index's size (module docstring, "Image size").
+    The images are read at the index's size (module docstring, "Image size"). The steps are
+    those of the one epoch loop (:func:`vcrbench.training.epochs.run_epoch`) with the
+    fine-tuning recipe: the epoch's rate, the mean of the per-image losses, float32, the model
+    channels-last on the CPU for the epoch, torch's generator seeded for dropout.
 
     Returns ``(checkpoint, log_row)``: the checkpoint dict (:mod:`vcrbench.training.checkpoint`)
     with the optimiser state, and the epoch's row of the training log (:data:`LOG_SCHEMA`).
     """
-    from vcrbench.data.datasets import index_side, index_size, load_images
-    from vcrbench.models import load_model
-    from vcrbench.models.preprocess import apply_preprocessing
-
-    size, side = index_size(train_index), index_side(train_index)
     if augmentation is None or loss is None:
-        default_augmentation, default_loss = method_parts(spec, adversarial, side)
+        default_augmentation, default_loss = method_parts(spec, adversarial,
+                                                          index_side(train_index))
         augmentation, loss = augmentation or default_augmentation, loss or default_loss
     if (epoch == 1) != (previous is None):
         raise VcrbenchError(f"finetune {spec.name}: epoch {epoch} needs the checkpoint of "
@@ -136,74 +163,56 @@ def train_epoch(
         module.load_state_dict(previous["state_dict"], strict=True)
     parameters = set_training_mode(module, spec)
     lr = learning_rate(spec, epoch)
-    optimizer = _optimizer(parameters, spec, lr)
+    optimizer = sgd(parameters, lr, spec.momentum, spec.weight_decay, spec.nesterov)
     if previous is not None:
         # a copy: the optimiser updates its state in place and the caller's dict must not change
         optimizer.load_state_dict(copy.deepcopy(previous["optimizer"]))
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-    if device.type == "cpu":
-        module.to(memory_format=torch.channels_last)
-    dropout_seed = int(spec.key(epoch, EPOCH_DROPOUT).generate_state(1, np.uint32)[0])
-    torch.manual_seed(dropout_seed)
 
-    paths = train_index.column("path").to_pylist()
-    labels = np.asarray(train_index.column("label").to_numpy(), np.int64)
-    sums = {"clean": [0.0, 0, 0], "corrupted": [0.0, 0, 0]}  # loss sum, correct, count
-    position = 0
-    batches = epoch_batches(len(paths), spec, epoch)
-    for step, batch in enumerate(batches):
-        images = load_images([paths[i] for i in batch], size)
-        positions = range(position, position + len(batch))
-        if spec.geometric:
-            images = crop_flip(images, geometry_draws(spec, epoch, positions, *images.shape[1:3]),
-                               spec, device)
-        views = augmentation(images, epoch, positions, device)
-        names = list(views.images)
-        stacked = views.images[names[0]] if len(names) == 1 else np.concatenate(
-            [views.images[name] for name in names])
-        x = torch.from_numpy(stacked).to(device).permute(0, 3, 1, 2).float().div_(255.0)
-        x = apply_preprocessing(model.preprocessing, x).contiguous(
-            memory_format=torch.channels_last
-        )
-        target = torch.from_numpy(labels[batch]).to(device)
-        logits = dict(zip(names, module(x).split(len(batch)), strict=True))
-        losses = loss(logits, target)
-        optimizer.zero_grad(set_to_none=True)
-        losses.mean().backward()
-        if spec.clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(parameters, spec.clip_grad_norm)
-        optimizer.step()
-        with torch.no_grad():
-            correct = (logits[INPUT].argmax(dim=1) == target).cpu().numpy()
-            values = losses.detach().double().cpu().numpy()
-        for part, rows in (("corrupted", views.corrupted), ("clean", ~views.corrupted)):
-            sums[part][0] += float(values[rows].sum())
-            sums[part][1] += int(correct[rows].sum())
-            sums[part][2] += len(values[rows])
-        position += len(batch)
-        if log is not None and (step + 1) % 10 == 0:
-            log.info("epoch %d: step %d of %d, mean loss so far %.4f", epoch, step + 1,
-                     len(batches), (sums["clean"][0] + sums["corrupted"][0]) / position)
+    def progress(step: int, steps: int, totals: EpochTotals) -> None:
+        if log is not None and step % 10 == 0:
+            loss_sum, _, seen = totals.summed()
+            log.info("epoch %d: step %d of %d, mean loss so far %.4f", epoch, step, steps,
+                     loss_sum / seen)
+
+    totals = run_epoch(EpochRecipe(
+        module=module, parameters=parameters, optimizer=optimizer,
+        steps=epoch_steps(spec, train_index, epoch, model, augmentation, device),
+        n_steps=-(-train_index.num_rows // spec.batch_size),
+        learning_rate=lambda _step: lr, schedule_unit="epoch", loss=loss, reduction="mean",
+        clip_grad_norm=spec.clip_grad_norm,
+        memory_format=torch.channels_last if device.type == "cpu" else torch.contiguous_format,
+        torch_seed=int(spec.key(epoch, EPOCH_DROPOUT).generate_state(1, np.uint32)[0]),
+        on_step=progress,
+    ))
+    checkpoint = new_checkpoint("finetuned", module.state_dict(), optimizer.state_dict(),
+                                name=spec.name, base=spec.base, spec=spec.as_dict(), epoch=epoch)
+    return checkpoint, log_row(epoch, lr, totals)
+
+
+def log_row(epoch: int, lr: float, totals: EpochTotals) -> dict[str, Any]:
+    """The epoch's row of the training log (:data:`LOG_SCHEMA`) from its sums."""
+
+    def part(name: str) -> tuple[float, int, int]:
+        return (totals.loss.get(name, 0.0), totals.correct.get(name, 0),
+                totals.count.get(name, 0))
 
     def ratio(a: float, b: int) -> float | None:
         return a / b if b else None
 
-    total = [sums["clean"][i] + sums["corrupted"][i] for i in range(3)]
-    row = {
+    clean, corrupted = part("clean"), part("corrupted")
+    total = [clean[i] + corrupted[i] for i in range(3)]
+    return {
         "epoch": epoch,
         "lr": lr,
         "loss": ratio(total[0], total[2]),
         "accuracy": ratio(total[1], total[2]),
-        "loss_clean": ratio(*sums["clean"][0::2]),
-        "accuracy_clean": ratio(*sums["clean"][1:]),
-        "loss_corrupted": ratio(*sums["corrupted"][0::2]),
-        "accuracy_corrupted": ratio(*sums["corrupted"][1:]),
+        "loss_clean": ratio(clean[0], clean[2]),
+        "accuracy_clean": ratio(clean[1], clean[2]),
+        "loss_corrupted": ratio(corrupted[0], corrupted[2]),
+        "accuracy_corrupted": ratio(corrupted[1], corrupted[2]),
         "n_images": total[2],
-        "n_corrupted": sums["corrupted"][2],
+        "n_corrupted": corrupted[2],
     }
-    module.to(memory_format=torch.contiguous_format)
-    return epoch_checkpoint(spec, epoch, module, optimizer), row
 
 
 def training_log(rows: list[dict[str, Any]]) -> pa.Table:

@@ -10,6 +10,10 @@ ImageNet labels; the epoch loop minimises the mean over the batch.
 - :class:`RevaLoss` (methods ``reva_minus``, ``reva``; REVa Eq. 2):
   ``CE(p_clean, y) + γ · CE(p_adv, y) + γ · λ · JS(p_clean, p_aug1, p_aug2)``.
 
+Training from scratch minimises the same formulas summed over the batch (AugMix's CIFAR
+script; the epoch loop divides by the batch size, :mod:`vcrbench.training.epochs`), with
+label-smoothed cross-entropies: :class:`SummedLoss`.
+
 ``JS(p_1, …, p_k) = (1/k) Σ_i KL(p_i ‖ M)``, ``M`` the mean of the ``p_i`` clamped to
 ``[1e-7, 1]`` (as AugMix does before its logarithm), ``KL(p ‖ M) = Σ_c p_c (log p_c − log M_c)``
 with ``0 · log 0 = 0`` (:func:`jensen_shannon`).
@@ -73,3 +77,29 @@ class RevaLoss:
                                                         reduction="none")
         return (cross_entropy(logits, target) + self.gamma * adversarial
                 + self.gamma * self.lam * consistency(logits))
+
+
+@dataclass(frozen=True)
+class SummedLoss:
+    """The batch's summed loss of training from scratch, a scalar: ``Σ CE_s(p_clean, y)``
+    (method ``standard``), ``+ lam · Σ JS(p_clean, p_aug1, p_aug2)`` (``lam`` set: ``augmix``),
+    REVa's Eq. 2 ``Σ CE_s(p_clean, y) + gamma · (Σ CE_s(p_adv, y) + lam · Σ JS)`` (``gamma``
+    set too); ``CE_s`` the cross-entropy with ``label_smoothing``. The sums are torch's over
+    the batch, in this order (the bits of AugMix's CIFAR script)."""
+
+    label_smoothing: float = 0.0
+    lam: float | None = None
+    gamma: float | None = None
+
+    def __call__(self, logits: dict[str, torch.Tensor], target: torch.Tensor) -> torch.Tensor:
+        def summed_ce(view: str) -> torch.Tensor:
+            return torch.nn.functional.cross_entropy(
+                logits[view], target, label_smoothing=self.label_smoothing, reduction="sum")
+
+        loss = summed_ce(INPUT)
+        if self.lam is not None:
+            extra = self.lam * consistency(logits).sum()
+            if self.gamma is not None:
+                extra = self.gamma * (summed_ce(ADVERSARIAL) + extra)
+            loss = loss + extra
+        return loss

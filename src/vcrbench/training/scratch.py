@@ -16,6 +16,10 @@ counterpart (crafted once on a trained standard model, cropped and flipped as th
 one batch, loss ``CE(image) + γ·CE(counterpart) + γ·λ·JS(image, view 1, view 2)``; ``reva`` adds
 the targeted corruptions (at one CIFAR-10-C severity at 32 px) to AugMix's operations.
 
+An epoch's steps are the one epoch loop's (:mod:`vcrbench.training.epochs`), shared with
+fine-tuning; this module gives it the from-scratch recipe (the rate per step, the batch's
+summed loss, the precision) and the batches (:func:`epoch_steps`).
+
 Randomness: the weights come from ``seed`` alone; epoch ``e``'s order, crops and flips from one
 generator keyed by ``(seed, e)`` (:func:`epoch_draws`), drawn for every training image at once,
 so an epoch does not depend on the batch size's last batch, on the device or on a restart. On
@@ -41,17 +45,25 @@ import pyarrow as pa
 import torch
 from torch import nn
 
+from vcrbench.core.tables import read_table
+from vcrbench.data.prepared import PreparedImages
 from vcrbench.errors import VcrbenchError
+from vcrbench.models.checkpoints import read_checkpoint
 from vcrbench.models.cifar import CIFAR_ARCHITECTURES, build_cifar_model
-from vcrbench.models.trained import FORMAT as TRAINED_FORMAT
-from vcrbench.models.trained import VERSION as TRAINED_VERSION
-from vcrbench.models.trained import read_trained
 from vcrbench.training.augmix import AUGMIX_OPS
-from vcrbench.training.checkpoint import cpu_copy, save_checkpoint
-from vcrbench.training.losses import jensen_shannon
+from vcrbench.training.checkpoint import new_checkpoint, save_checkpoint
+from vcrbench.training.epochs import EpochRecipe, Step, autocast, run_epoch, sgd
+from vcrbench.training.losses import SummedLoss
 from vcrbench.training.spec import ADVERSARIAL_METHODS, AUGMIX_METHODS, METHODS, AugMixSettings
 from vcrbench.training.view_workers import ViewWorkers
-from vcrbench.training.views import AugMixViews, operation_pool, pad_crop_flip
+from vcrbench.training.views import (
+    ADVERSARIAL,
+    AUGMIX_VIEWS,
+    INPUT,
+    AugMixViews,
+    operation_pool,
+    pad_crop_flip,
+)
 
 SCHEDULES = ("cosine", "onecycle")
 PRECISIONS = ("fp32", "bf16")
@@ -61,8 +73,6 @@ SCRATCH_METHODS = METHODS
 AUGMIX_STREAM = 0xA6A1
 #: Final learning rate of the cosine schedule (AugMix: lr_min = 1e-6 / lr, times lr).
 COSINE_FLOOR = 1e-6
-CHECKPOINT_FORMAT = TRAINED_FORMAT
-CHECKPOINT_VERSION = TRAINED_VERSION
 
 
 @dataclass(frozen=True)
@@ -314,11 +324,6 @@ def augmix_training_views(recipe: ScratchRecipe, batch: torch.Tensor, epoch: int
     return augmix_maker(recipe, epoch, int(batch.shape[1]))(batch, positions)
 
 
-def _autocast(recipe: ScratchRecipe, device: torch.device):
-    return torch.autocast(device.type, dtype=torch.bfloat16,
-                          enabled=recipe.precision == "bf16")
-
-
 @dataclass
 class TrainingState:
     """A model in training: its module, optimiser and the log of the epochs done."""
@@ -335,8 +340,8 @@ def new_state(recipe: ScratchRecipe, device: str | torch.device = "cpu") -> Trai
     device = torch.device(device)
     model = build_cifar_model(recipe.architecture, recipe.classes, recipe.seed)
     model = model.to(device, memory_format=torch.channels_last)
-    optimizer = torch.optim.SGD(model.parameters(), lr=recipe.lr, momentum=recipe.momentum,
-                                nesterov=recipe.nesterov, weight_decay=recipe.weight_decay)
+    optimizer = sgd(list(model.parameters()), recipe.lr, recipe.momentum, recipe.weight_decay,
+                    recipe.nesterov)
     return TrainingState(recipe, model, optimizer, 0, [])
 
 
@@ -345,6 +350,11 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
                 adversarial: torch.Tensor | None = None,
                 view_workers: ViewWorkers | None = None) -> dict[str, Any]:
     """Train the next epoch of ``state`` in place and return its log row.
+
+    The steps are those of the one epoch loop (:func:`vcrbench.training.epochs.run_epoch`)
+    with the from-scratch recipe: the rate per step, the batch's summed loss
+    (:class:`~vcrbench.training.losses.SummedLoss`, label-smoothed) over its size, the
+    recipe's precision, every parameter learning, the model channels-last from its creation.
 
     Args:
         images: (N, 32, 32, 3) uint8 on the training device.
@@ -360,7 +370,7 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         ``accuracy`` (of the cropped and flipped images as they were seen, before each step;
         not of AugMix's views), means over the epoch's images.
     """
-    recipe, model, optimizer = state.recipe, state.model, state.optimizer
+    recipe, model = state.recipe, state.model
     if state.epoch >= recipe.epochs:
         raise VcrbenchError(f"all {recipe.epochs} epochs are already trained")
     needs = recipe.method in ADVERSARIAL_METHODS
@@ -371,22 +381,52 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         raise VcrbenchError(f"the PGD counterparts have shape {tuple(adversarial.shape)}, the "
                             f"images {tuple(images.shape)}; craft them for these images")
     epoch = state.epoch + 1
-    device = images.device
     n = len(labels)
-    draws = epoch_draws(recipe, n, epoch)
     per_epoch = steps_per_epoch(n, recipe)
-    total = per_epoch * recipe.epochs
+    augmix = recipe.method in AUGMIX_METHODS
+    model.train()
+    totals = run_epoch(EpochRecipe(
+        module=model, parameters=list(model.parameters()), optimizer=state.optimizer,
+        steps=epoch_steps(recipe, epoch, images, labels, adversarial, view_workers),
+        n_steps=per_epoch,
+        learning_rate=partial(_step_rate, recipe, (epoch - 1) * per_epoch,
+                              per_epoch * recipe.epochs),
+        schedule_unit="step",
+        loss=SummedLoss(recipe.label_smoothing, recipe.augmix.lam if augmix else None,
+                        recipe.reva.gamma if needs else None),
+        reduction="sum", precision=recipe.precision, clip_grad_norm=recipe.clip_grad_norm,
+        on_step=None if on_step is None else lambda step, steps, _: on_step(step, steps),
+    ))
+    loss_sum, correct, _ = totals.summed()
+    state.epoch = epoch
+    row = {"epoch": epoch, "lr": totals.lr if per_epoch else recipe.lr, "loss": loss_sum / n,
+           "accuracy": correct / n}
+    state.log.append(row)
+    return row
+
+
+def _step_rate(recipe: ScratchRecipe, first: int, total: int, step: int) -> float:
+    return learning_rate(recipe, first + step, total)
+
+
+def epoch_steps(recipe: ScratchRecipe, epoch: int, images: torch.Tensor, labels: torch.Tensor,
+                adversarial: torch.Tensor | None = None,
+                view_workers: ViewWorkers | None = None) -> Iterator[Step]:
+    """The steps of epoch ``epoch`` (:class:`~vcrbench.training.epochs.Step`): each batch of
+    the epoch's order (:func:`epoch_draws`) cropped and flipped on the images' device, with
+    (methods of :data:`AUGMIX_METHODS`) its two AugMix views and (REVa) its counterparts
+    cropped and flipped as the images, normalised (:func:`normalise`)."""
+    device = images.device
+    draws = epoch_draws(recipe, len(labels), epoch)
+    per_epoch = steps_per_epoch(len(labels), recipe)
     order = torch.as_tensor(draws.order, device=device)
     dx = torch.as_tensor(draws.dx, device=device)
     dy = torch.as_tensor(draws.dy, device=device)
     flip = torch.as_tensor(draws.flip, device=device)
-    criterion = nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing, reduction="sum")
-    model.train()
-    loss_sum = torch.zeros((), device=device, dtype=torch.float64)
-    correct = torch.zeros((), device=device, dtype=torch.int64)
-    lr = recipe.lr
+    names: tuple[str, ...] = (INPUT,)
     view_stream = make_views = None
     if recipe.method in AUGMIX_METHODS:
+        names += AUGMIX_VIEWS + ((ADVERSARIAL,) if adversarial is not None else ())
         make_views = augmix_maker(recipe, epoch, int(images.shape[1]))
         if view_workers is not None:
             view_stream = view_workers.stream(make_views, _cpu_batches(images, draws, recipe,
@@ -395,50 +435,20 @@ def train_epoch(state: TrainingState, images: torch.Tensor, labels: torch.Tensor
         positions = slice(step * recipe.batch_size, (step + 1) * recipe.batch_size)
         index = order[positions]
         batch = pad_crop_flip(images[index], dx[positions], dy[positions], flip[positions],
-                        recipe.crop_padding)
+                              recipe.crop_padding)
         y = labels[index]
-        if recipe.method in AUGMIX_METHODS:
+        if make_views is not None:
             # AugMix's CIFAR script: the image and its two views in one batch (shared batch
-            # statistics), the loss on the image's logits plus the consistency of all three;
-            # REVa's methods add the counterpart, cropped and flipped as the image
+            # statistics); REVa's methods add the counterpart, cropped and flipped as the image
             if view_stream is not None:
                 views = [v.to(device, non_blocking=True) for v in next(view_stream)]
             else:
                 views = make_views(batch, range(positions.start, positions.start + len(y)))
-            if needs:
+            if adversarial is not None:
                 views.append(pad_crop_flip(adversarial[index], dx[positions], dy[positions],
-                                     flip[positions], recipe.crop_padding))
+                                           flip[positions], recipe.crop_padding))
             batch = torch.cat([batch, *views])
-        x = normalise(batch, recipe)
-        lr = learning_rate(recipe, (epoch - 1) * per_epoch + step, total)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        with _autocast(recipe, device):
-            all_logits = model(x).float()
-        parts = all_logits.split(len(y))
-        logits = parts[0]
-        loss = criterion(logits, y)
-        if recipe.method in AUGMIX_METHODS:
-            consistency = recipe.augmix.lam * jensen_shannon(
-                [part.softmax(1) for part in parts[:3]]).sum()
-            if needs:  # REVa's Eq. 2
-                gamma = recipe.reva.gamma
-                consistency = gamma * (criterion(parts[3], y) + consistency)
-            loss = loss + consistency
-        optimizer.zero_grad(set_to_none=True)
-        (loss / len(y)).backward()
-        if recipe.clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_grad_norm)
-        optimizer.step()
-        loss_sum += loss.detach().double()
-        correct += (logits.detach().argmax(1) == y).sum()
-        if on_step is not None:
-            on_step(step + 1, per_epoch)
-    state.epoch = epoch
-    row = {"epoch": epoch, "lr": lr, "loss": float(loss_sum) / n,
-           "accuracy": int(correct) / n}
-    state.log.append(row)
-    return row
+        yield Step(normalise(batch, recipe), names, y)
 
 
 def _cpu_batches(images: torch.Tensor, draws: EpochDraws, recipe: ScratchRecipe,
@@ -465,7 +475,7 @@ def predict(model: nn.Module, images: torch.Tensor, recipe: ScratchRecipe,
     out = []
     for start in range(0, len(images), batch_size):
         x = normalise(images[start:start + batch_size], recipe)
-        with _autocast(recipe, images.device):
+        with autocast(recipe.precision, images.device):
             p = model(x).float().softmax(1)
             if flip_average:
                 p = (p + model(x.flip(3)).float().softmax(1)) / 2
@@ -488,23 +498,17 @@ def save_state(state: TrainingState, path: str | Path, *, data: Mapping[str, Any
     ``{"label_space", "side", "name"}``, read by ``trained:<name>``); ``optimizer`` False leaves
     the optimiser state out (a final model, not resumable).
     """
-    checkpoint = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
-        "recipe": state.recipe.as_dict(),
-        "epoch": state.epoch,
-        "log": state.log,
-        "state_dict": cpu_copy(state.model.state_dict()),
-        "data": dict(data or {}),
-    }
-    if optimizer:
-        checkpoint["optimizer"] = cpu_copy(state.optimizer.state_dict())
+    checkpoint = new_checkpoint(
+        "trained", state.model.state_dict(),
+        state.optimizer.state_dict() if optimizer else None,
+        recipe=state.recipe.as_dict(), epoch=state.epoch, log=state.log, data=dict(data or {}),
+    )
     save_checkpoint(checkpoint, path)
 
 
 def read_state_file(path: str | Path) -> dict[str, Any]:
     """The checkpoint dict of :func:`save_state`, checked for its format."""
-    return read_trained(path)
+    return read_checkpoint(path, "trained")
 
 
 def load_state(path: str | Path, recipe: ScratchRecipe | None = None,
@@ -554,9 +558,6 @@ def labelled_images(index_path: str | Path, store_path: str | Path,
                     device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """The prepared images of an index with a label, and their labels, on ``device``:
     (N, S, S, 3) uint8 and (N,) int64 (images without a label, -1, are left out)."""
-    from vcrbench.core.tables import read_table
-    from vcrbench.data.prepared import PreparedImages
-
     index = read_table(index_path)
     labels = np.asarray(index.column("label").to_numpy(), np.int64)
     images = PreparedImages(store_path, index).all()
