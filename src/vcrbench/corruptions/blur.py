@@ -4,15 +4,17 @@
 Each function takes ``(B, 3, H, W)`` float images in ``[0, 1]`` and returns the same. Every sample
 is filtered on its own with a kernel built from its own parameters (see ``kernels``), so kernels
 of different sizes never meet in one batch operation. Box and median blur are batched instead:
-each sample's odd ``ksize`` selects its window from sums over the whole batch, sized by the
-domain's largest kernel (:data:`BOX_KSIZE_MAX`, :data:`MEDIAN_KSIZE_MAX`), so their operations do
-not depend on the batch or its values. Median blur is an 8-bit operation (as in Albumentations):
-exact integer threshold decomposition in torch on CUDA (:func:`median_filter`), OpenCV per
-sample on the CPU (the same bytes, about 100x faster there). Box and median blur draw nothing.
+each sample's odd ``ksize`` gives its own filter matrices (box) or window counts (median), sized
+by the image and the domain's largest kernel (:data:`BOX_KSIZE_MAX`, :data:`MEDIAN_KSIZE_MAX`),
+so their operations do not depend on the batch or its values. Median blur is an 8-bit operation
+(as in Albumentations): exact integer threshold decomposition in torch on CUDA
+(:func:`median_filter`), OpenCV per sample on the CPU (the same bytes, about 100x faster there).
+Box and median blur draw nothing.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -199,51 +201,52 @@ def odd_sizes(values: np.ndarray, largest: int, name: str) -> np.ndarray:
     return sizes
 
 
-def _gather_axis(values: torch.Tensor, index: torch.Tensor, dim: int) -> torch.Tensor:
-    """``values`` ``(B, C, N, M)`` (``dim`` 2) or ``(B, C, M, N)`` (``dim`` 3) read at per-sample
-    positions ``index`` ``(B, n)`` along ``dim``: ``(B, C, n, M)`` or ``(B, C, M, n)``."""
-    b, c = values.shape[:2]
-    if dim == 2:
-        shape, view = (b, c, index.shape[1], values.shape[3]), (b, 1, -1, 1)
-    else:
-        shape, view = (b, c, values.shape[2], index.shape[1]), (b, 1, 1, -1)
-    return values.gather(dim, index.view(view).expand(shape))
+@functools.lru_cache(maxsize=16)
+def _reflect101_tap_counts(n: int, largest: int, device: str) -> torch.Tensor:
+    """``(2 R + 1, n, n)`` float32 on ``device``, ``R = largest``: ``[t + R, i, j]`` is 1 where tap
+    ``t`` of output ``i`` reads input ``j`` under ``BORDER_REFLECT_101``
+    (``kernels.border_index``); kept for the next batch of the same size."""
+    source = border_index(n, largest, "reflect101")
+    taps = np.arange(2 * largest + 1)[:, None]
+    rows = np.arange(n)[None, :]
+    counts = np.zeros((2 * largest + 1, n, n), dtype=np.float32)
+    counts[taps, rows, source[rows + taps]] = 1.0
+    return torch.from_numpy(counts).to(device)
 
 
-def _box_mean_axis(images: torch.Tensor, radius: torch.Tensor, largest: int,
-                   dim: int) -> torch.Tensor:
-    """Mean over ``2 r + 1`` taps along ``dim`` (2 or 3) of ``(B, C, H, W)``, per-sample radius
-    ``r`` (``(B,)`` int64, at most ``largest``), ``BORDER_REFLECT_101``, float64.
+def box_matrices(n: int, radius: torch.Tensor, largest: int,
+                 dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Each sample's ``(n, n)`` box filter matrix along an axis of length ``n``: ``(B, n, n)``
+    of ``dtype``, ``(M @ x)[i]`` the mean of ``x`` over taps ``i - r .. i + r`` reflected at the
+    borders (``BORDER_REFLECT_101``, any ``n``), ``r`` = ``radius`` ``(B,)`` ``<= largest``.
 
-    The axis is reflected by ``largest`` on both sides (any length, ``kernels.border_index``),
-    summed cumulatively in float64 and each window read as the difference of two sums at
-    per-sample positions: the work and the operations are the same for every kernel size.
+    The counts of each input in each window are summed over the taps within ``r`` (small
+    integers, exact in float32 in any order), then divided by ``2 r + 1``.
     """
-    n = images.shape[dim]
-    source = torch.from_numpy(border_index(n, largest, "reflect101")).to(images.device)
-    padded = images.index_select(dim, source).to(torch.float64)
-    sums = torch.cumsum(padded, dim=dim)
-    sums = torch.nn.functional.pad(sums, (0, 0, 1, 0) if dim == 2 else (1, 0))
-    centre = torch.arange(n, device=images.device) + largest
-    r = radius.view(-1, 1)
-    window = _gather_axis(sums, centre + r + 1, dim) - _gather_axis(sums, centre - r, dim)
-    return window / (2 * r + 1).to(torch.float64).view(-1, 1, 1, 1)
+    counts = _reflect101_tap_counts(n, largest, str(radius.device))
+    offsets = torch.arange(-largest, largest + 1, device=radius.device).abs()
+    used = (offsets.view(1, -1) <= radius.view(-1, 1)).to(torch.float32)
+    window = (used @ counts.view(2 * largest + 1, n * n)).view(-1, n, n).to(dtype)
+    return window / (2 * radius + 1).to(dtype).view(-1, 1, 1)
 
 
 def box_blur(images: torch.Tensor, params: dict[str, np.ndarray],
              seeds: Sequence[int]) -> torch.Tensor:
     """Albumentations ``Blur``: ``cv2.blur`` with an odd ``ksize`` (``BORDER_REFLECT_101``).
 
-    Batched: each sample's ``ksize`` (odd, up to :data:`BOX_KSIZE_MAX`) picks its window from
-    cumulative sums over the image reflected by the largest radius (:func:`_box_mean_axis`),
-    rows then columns; ``ksize`` 1 returns the image itself.
+    Batched: each sample's ``ksize`` (odd, up to :data:`BOX_KSIZE_MAX`) gives its row and column
+    filter matrices (:func:`box_matrices`, borders folded in), applied as batched matrix
+    products, columns then rows; ``ksize`` 1 returns the image itself.
     """
+    b, c, h, w = images.shape
     sizes = odd_sizes(params["ksize"], BOX_KSIZE_MAX, "blur")
     radius = torch.from_numpy(sizes // 2).to(images.device)
     largest = BOX_KSIZE_MAX // 2
-    out = _box_mean_axis(images, radius, largest, 2)
-    out = _box_mean_axis(out, radius, largest, 3).to(images.dtype)
-    out = torch.where((radius == 0).view(-1, 1, 1, 1), images, out)
+    along_w = box_matrices(w, radius, largest, images.dtype).transpose(1, 2)
+    along_h = box_matrices(h, radius, largest, images.dtype).transpose(1, 2)
+    out = torch.bmm(images.reshape(b, c * h, w), along_w).view(b, c, h, w)
+    out = torch.bmm(out.transpose(2, 3).reshape(b, c * w, h), along_h).view(b, c, w, h)
+    out = torch.where((radius == 0).view(-1, 1, 1, 1), images, out.transpose(2, 3))
     return out.clamp(0.0, 1.0)
 
 

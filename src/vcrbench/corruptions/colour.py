@@ -190,10 +190,14 @@ def _blend_step(images: torch.Tensor, step: torch.Tensor, factors: torch.Tensor)
     mean = gray.mean(dim=(1, 2, 3), keepdim=True)
     shape = (-1, 1, 1, 1)
     kind = step.view(shape)
-    anchor = torch.where(kind == 0, torch.zeros_like(mean), torch.where(kind == 1, mean, gray))
+    # the anchor is exactly 0, the mean or the luma: x * 0 = 0 and 0 + y = y for finite values
+    anchor = gray * (kind == 2).to(gray.dtype)
+    anchor += mean * (kind == 1).to(gray.dtype)
     f = factors.gather(1, step.clamp(max=2).view(-1, 1)).view(shape)
     f = torch.where(kind == _NO_STEP, torch.ones_like(f), f)
-    return (images * f + anchor * (1.0 - f)).clamp(0.0, 1.0)
+    out = images * f
+    out += anchor * (1.0 - f)
+    return out.clamp_(0.0, 1.0)
 
 
 def _gray_batch(images: torch.Tensor) -> torch.Tensor:
