@@ -307,8 +307,10 @@ def _median_opencv(pixels: torch.Tensor, sizes: np.ndarray) -> torch.Tensor:
     import cv2
 
     hwc = pixels.permute(0, 2, 3, 1).contiguous().numpy()
-    out = np.stack([cv2.medianBlur(img, int(k)) if k > 1 else img for img, k in
-                    zip(hwc, sizes, strict=True)])
+    out = hwc.copy()
+    for i, k in enumerate(sizes):
+        if k > 1:
+            cv2.medianBlur(hwc[i], int(k), dst=out[i])
     return torch.from_numpy(out).permute(0, 3, 1, 2)
 
 

@@ -41,8 +41,13 @@ def rgb_to_hsv(rgb: torch.Tensor) -> torch.Tensor:
     return torch.stack((h, s, v), dim=-3)
 
 
+#: skimage's ``hsv2rgb``: which of ``(v, p, q, t)`` R, G and B take in each hue sector 0 .. 5.
+_SECTOR_CHANNELS = ((0, 3, 1), (2, 0, 1), (1, 0, 3), (1, 2, 0), (3, 1, 0), (0, 1, 2))
+
+
 def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
-    """Inverse of ``rgb_to_hsv`` (skimage's ``hsv2rgb``)."""
+    """Inverse of ``rgb_to_hsv`` (skimage's ``hsv2rgb``): each channel is one of ``v``,
+    ``p = v (1 - s)``, ``q = v (1 - f s)``, ``t = v (1 - (1 - f) s)`` by hue sector (one gather)."""
     h, s, v = hsv.unbind(-3)
     h6 = h * 6.0
     sector = torch.floor(h6)
@@ -51,16 +56,10 @@ def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
     p = v * (1.0 - s)
     q = v * (1.0 - f * s)
     t = v * (1.0 - (1.0 - f) * s)
-    choices = (
-        (v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q),
-    )
-    r, g, b = torch.zeros_like(v), torch.zeros_like(v), torch.zeros_like(v)
-    for k, (rk, gk, bk) in enumerate(choices):
-        m = sector == k
-        r = torch.where(m, rk, r)
-        g = torch.where(m, gk, g)
-        b = torch.where(m, bk, b)
-    return torch.stack((r, g, b), dim=-3)
+    candidates = torch.stack((v, p, q, t), dim=-3)
+    table = torch.tensor(_SECTOR_CHANNELS, dtype=torch.int64, device=hsv.device)
+    index = table[sector.to(torch.int64)].movedim(-1, -3)
+    return candidates.gather(-3, index)
 
 
 def _gray(rgb: torch.Tensor) -> torch.Tensor:
@@ -159,7 +158,7 @@ JITTER_PARAMETERS = ("brightness", "contrast", "saturation", "hue")
 #: Philox stream (``vcrbench.core.philox``) of ColorJitter's order of steps: one permutation of
 #: the four steps per sample (``philox.permutation``, 8 words).
 JITTER_ORDER_STREAM = 1
-#: A slot of :func:`color_jitter` that applies no step (after :data:`JITTER_STEPS`' indices).
+#: A slot of :func:`color_jitter_batch` that applies no step (after :data:`JITTER_STEPS`' indices).
 _NO_STEP = len(JITTER_STEPS)
 
 
