@@ -182,7 +182,7 @@ def glass_blur(images: torch.Tensor, params: dict[str, np.ndarray],
 
 
 #: Albumentations ``Blur``'s largest kernel (the registry's ``ksize`` domain ends here): the box
-#: filter's reflected border is padded for this size whatever the batch holds.
+#: filter matrices are built from this many taps whatever the batch holds.
 BOX_KSIZE_MAX = 51
 #: Albumentations ``MedianBlur``'s largest kernel (the registry's ``ksize`` domain ends here).
 MEDIAN_KSIZE_MAX = 201
@@ -243,11 +243,17 @@ def box_blur(images: torch.Tensor, params: dict[str, np.ndarray],
     radius = torch.from_numpy(sizes // 2).to(images.device)
     largest = BOX_KSIZE_MAX // 2
     along_w = box_matrices(w, radius, largest, images.dtype).transpose(1, 2)
-    along_h = box_matrices(h, radius, largest, images.dtype).transpose(1, 2)
-    out = torch.bmm(images.reshape(b, c * h, w), along_w).view(b, c, h, w)
-    out = torch.bmm(out.transpose(2, 3).reshape(b, c * w, h), along_h).view(b, c, w, h)
-    out = torch.where((radius == 0).view(-1, 1, 1, 1), images, out.transpose(2, 3))
-    return out.clamp(0.0, 1.0)
+    along_h = box_matrices(h, radius, largest, images.dtype)
+    rows = torch.bmm(images.reshape(b, c * h, w), along_w).view(b, c, h, w)
+    out = torch.stack([torch.bmm(along_h, rows[:, i]) for i in range(c)], dim=1)
+    return _keep_identity(out.clamp_(0.0, 1.0), images, sizes)
+
+
+def _keep_identity(out: torch.Tensor, images: torch.Tensor, sizes: np.ndarray) -> torch.Tensor:
+    """``out`` with the samples whose kernel is 1 replaced by their input (in place; which ones
+    is known on the host from the parameters, so nothing waits for the device)."""
+    identity = torch.from_numpy(np.flatnonzero(sizes == 1)).to(images.device)
+    return out.index_copy_(0, identity, images.index_select(0, identity))
 
 
 #: Grey levels thresholded at once by :func:`median_filter` (its temporaries are ``(B, chunk, 3,
@@ -325,10 +331,9 @@ def median_blur(images: torch.Tensor, params: dict[str, np.ndarray],
     sample (its median is 100x faster there), which gives the same bytes (tested).
     """
     sizes = odd_sizes(params["ksize"], MEDIAN_KSIZE_MAX, "median_blur")
-    pixels = torch.round(images.clamp(0.0, 1.0) * 255.0).to(torch.uint8)
+    pixels = images.clamp(0.0, 1.0).mul_(255.0).round_().to(torch.uint8)
     if images.device.type == "cpu":
         filtered = _median_opencv(pixels, sizes)
     else:
         filtered = median_filter(pixels, torch.from_numpy(sizes).to(images.device))
-    identity = torch.from_numpy(sizes == 1).to(images.device).view(-1, 1, 1, 1)
-    return torch.where(identity, images, filtered.to(images.dtype) / 255.0)
+    return _keep_identity(filtered.to(images.dtype).div_(255.0), images, sizes)

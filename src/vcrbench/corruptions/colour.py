@@ -26,18 +26,21 @@ GRAY_WEIGHTS = (0.299, 0.587, 0.114)
 
 
 def rgb_to_hsv(rgb: torch.Tensor) -> torch.Tensor:
-    """``(..., 3, H, W)`` RGB to HSV like skimage: h in turns ``[0, 1)``, s and v in ``[0, 1]``."""
+    """``(..., 3, H, W)`` RGB to HSV like skimage: h in turns ``[0, 1)``, s and v in ``[0, 1]``.
+
+    Hue ``(g - b) / d``, ``2 + (b - r) / d`` or ``4 + (r - g) / d`` (``d = max - min``) where the
+    maximum is r, g or b (b before g before r), 0 for grey pixels; ``s = d / v`` (0 where grey).
+    """
     r, g, b = rgb.unbind(-3)
     v = torch.maximum(torch.maximum(r, g), b)
     delta = v - torch.minimum(torch.minimum(r, g), b)
     gray = delta == 0
-    safe = torch.where(gray, torch.ones_like(delta), delta)
-    s = torch.where(gray, torch.zeros_like(v), delta / torch.where(v == 0, torch.ones_like(v), v))
-    h = (g - b) / safe
-    h = torch.where(g == v, 2.0 + (b - r) / safe, h)
-    h = torch.where(b == v, 4.0 + (r - g) / safe, h)
-    h = torch.remainder(h / 6.0, 1.0)
-    h = torch.where(gray, torch.zeros_like(h), h)
+    s = delta / v.masked_fill(v == 0, 1.0)  # exactly +0 where grey (0 / positive)
+    is_b, is_g = b == v, g == v
+    h = torch.where(is_b, r - g, torch.where(is_g, b - r, g - b))
+    h /= delta.masked_fill(gray, 1.0)
+    h = torch.where(is_b, h + 4.0, torch.where(is_g, h + 2.0, h))
+    h = torch.remainder(h / 6.0, 1.0).masked_fill_(gray, 0.0)
     return torch.stack((h, s, v), dim=-3)
 
 
@@ -180,9 +183,9 @@ def color_jitter_one(image: torch.Tensor, factors: dict[str, float],
 
 
 def _blend_step(images: torch.Tensor, step: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
-    """One brightness, contrast or saturation step per sample (``step`` ``(B,)``: 0, 1, 2, or
-    :data:`_NO_STEP` for none), each ``clip(x f + a (1 - f))`` with ``a`` 0, the mean luma or
-    the pixel's luma (:func:`adjust_brightness`, :func:`adjust_contrast`,
+    """In place in ``images``: one brightness, contrast or saturation step per sample (``step``
+    ``(B,)``: 0, 1, 2, or :data:`_NO_STEP` for none), each ``clip(x f + a (1 - f))`` with ``a``
+    0, the mean luma or the pixel's luma (:func:`adjust_brightness`, :func:`adjust_contrast`,
     :func:`adjust_saturation`); no step is the factor 1, which leaves every value as it is.
     ``factors`` ``(B, 4)`` in the images' dtype."""
     gray = _gray_batch(images)
@@ -190,13 +193,10 @@ def _blend_step(images: torch.Tensor, step: torch.Tensor, factors: torch.Tensor)
     shape = (-1, 1, 1, 1)
     kind = step.view(shape)
     # the anchor is exactly 0, the mean or the luma: x * 0 = 0 and 0 + y = y for finite values
-    anchor = gray * (kind == 2).to(gray.dtype)
-    anchor += mean * (kind == 1).to(gray.dtype)
+    anchor = gray.mul_((kind == 2).to(gray.dtype)).add_(mean * (kind == 1).to(gray.dtype))
     f = factors.gather(1, step.clamp(max=2).view(-1, 1)).view(shape)
     f = torch.where(kind == _NO_STEP, torch.ones_like(f), f)
-    out = images * f
-    out += anchor * (1.0 - f)
-    return out.clamp_(0.0, 1.0)
+    return images.mul_(f).add_(anchor.mul_(1.0 - f)).clamp_(0.0, 1.0)
 
 
 def _gray_batch(images: torch.Tensor) -> torch.Tensor:
@@ -219,13 +219,13 @@ def color_jitter_batch(images: torch.Tensor, factors: torch.Tensor,
     before = torch.where(slots < hue_at.view(-1, 1), orders[:, :3], _NO_STEP)
     after_at = hue_at.view(-1, 1) + 1 + slots
     after = torch.where(after_at <= 3, orders.gather(1, after_at.clamp(max=3)), _NO_STEP)
-    out = images
+    out = images.clone()
     for i in range(3):
         out = _blend_step(out, before[:, i], factors)
     hue = factors[:, 3].view(-1, 1, 1)
     h, s, v = rgb_to_hsv(out).unbind(1)
     rotated = hsv_to_rgb(torch.stack((torch.remainder(h + hue, 1.0), s, v), dim=1))
-    out = torch.where((hue == 0).unsqueeze(1), out, rotated.clamp(0.0, 1.0))
+    out = torch.where((hue == 0).unsqueeze(1), out, rotated.clamp_(0.0, 1.0))
     for i in range(3):
         out = _blend_step(out, after[:, i], factors)
     return out
