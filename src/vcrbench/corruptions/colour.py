@@ -5,6 +5,11 @@ The Albumentations transforms are defined on 8-bit images with OpenCV's 8-bit HS
 steps of 2 degrees) and round to 8 bits after every step; here they run in float without the
 intermediate rounding, which is what the 8-bit versions approximate. HSV follows
 ``skimage.color.rgb2hsv`` / ``hsv2rgb`` (hue in turns, ``[0, 1)``).
+
+All three run on the whole batch at once with per-sample parameters broadcast. The only random
+draw is ColorJitter's order of its four steps: one Philox permutation per sample
+(:func:`jitter_orders`, stream :data:`JITTER_ORDER_STREAM`, keyed by the sample's seed), applied
+batched by :func:`color_jitter_batch`.
 """
 
 from __future__ import annotations
@@ -14,30 +19,38 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from vcrbench.corruptions.generators import torch_generator
+from vcrbench.core import philox
 
 #: OpenCV's ``COLOR_RGB2GRAY`` weights (used by Albumentations' contrast and saturation).
 GRAY_WEIGHTS = (0.299, 0.587, 0.114)
 
 
 def rgb_to_hsv(rgb: torch.Tensor) -> torch.Tensor:
-    """``(..., 3, H, W)`` RGB to HSV like skimage: h in turns ``[0, 1)``, s and v in ``[0, 1]``."""
+    """``(..., 3, H, W)`` RGB to HSV like skimage: h in turns ``[0, 1)``, s and v in ``[0, 1]``.
+
+    Hue ``(g - b) / d``, ``2 + (b - r) / d`` or ``4 + (r - g) / d`` (``d = max - min``) where the
+    maximum is r, g or b (b before g before r), 0 for grey pixels; ``s = d / v`` (0 where grey).
+    """
     r, g, b = rgb.unbind(-3)
     v = torch.maximum(torch.maximum(r, g), b)
     delta = v - torch.minimum(torch.minimum(r, g), b)
     gray = delta == 0
-    safe = torch.where(gray, torch.ones_like(delta), delta)
-    s = torch.where(gray, torch.zeros_like(v), delta / torch.where(v == 0, torch.ones_like(v), v))
-    h = (g - b) / safe
-    h = torch.where(g == v, 2.0 + (b - r) / safe, h)
-    h = torch.where(b == v, 4.0 + (r - g) / safe, h)
-    h = torch.remainder(h / 6.0, 1.0)
-    h = torch.where(gray, torch.zeros_like(h), h)
+    s = delta / v.masked_fill(v == 0, 1.0)  # exactly +0 where grey (0 / positive)
+    is_b, is_g = b == v, g == v
+    h = torch.where(is_b, r - g, torch.where(is_g, b - r, g - b))
+    h /= delta.masked_fill(gray, 1.0)
+    h = torch.where(is_b, h + 4.0, torch.where(is_g, h + 2.0, h))
+    h = torch.remainder(h / 6.0, 1.0).masked_fill_(gray, 0.0)
     return torch.stack((h, s, v), dim=-3)
 
 
+#: skimage's ``hsv2rgb``: which of ``(v, p, q, t)`` R, G and B take in each hue sector 0 .. 5.
+_SECTOR_CHANNELS = ((0, 3, 1), (2, 0, 1), (1, 0, 3), (1, 2, 0), (3, 1, 0), (0, 1, 2))
+
+
 def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
-    """Inverse of ``rgb_to_hsv`` (skimage's ``hsv2rgb``)."""
+    """Inverse of ``rgb_to_hsv`` (skimage's ``hsv2rgb``): each channel is one of ``v``,
+    ``p = v (1 - s)``, ``q = v (1 - f s)``, ``t = v (1 - (1 - f) s)`` by hue sector (one gather)."""
     h, s, v = hsv.unbind(-3)
     h6 = h * 6.0
     sector = torch.floor(h6)
@@ -46,16 +59,10 @@ def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
     p = v * (1.0 - s)
     q = v * (1.0 - f * s)
     t = v * (1.0 - (1.0 - f) * s)
-    choices = (
-        (v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q),
-    )
-    r, g, b = torch.zeros_like(v), torch.zeros_like(v), torch.zeros_like(v)
-    for k, (rk, gk, bk) in enumerate(choices):
-        m = sector == k
-        r = torch.where(m, rk, r)
-        g = torch.where(m, gk, g)
-        b = torch.where(m, bk, b)
-    return torch.stack((r, g, b), dim=-3)
+    candidates = torch.stack((v, p, q, t), dim=-3)
+    table = torch.tensor(_SECTOR_CHANNELS, dtype=torch.int64, device=hsv.device)
+    index = table[sector.to(torch.int64)].movedim(-1, -3)
+    return candidates.gather(-3, index)
 
 
 def _gray(rgb: torch.Tensor) -> torch.Tensor:
@@ -97,13 +104,28 @@ def shift_hsv_one(image: torch.Tensor, hue_shift: float, sat_shift: float,
     return hsv_to_rgb(torch.stack((h, s, v)))
 
 
+def _per_sample(values: np.ndarray, images: torch.Tensor) -> torch.Tensor:
+    """One parameter's ``(B,)`` values as a ``(B, 1, 1)`` tensor of the images' dtype and device
+    (float64 values rounded once to the images' dtype)."""
+    return torch.as_tensor(np.asarray(values, dtype=np.float64)).to(
+        images.device, images.dtype).view(-1, 1, 1)
+
+
 def hue_saturation_value(images: torch.Tensor, params: dict[str, np.ndarray],
                          seeds: Sequence[int]) -> torch.Tensor:
-    """Albumentations ``HueSaturationValue`` with given ``hue_shift, sat_shift, val_shift``."""
-    out = [shift_hsv_one(img, float(h), float(s), float(v)) for img, h, s, v in
-           zip(images, params["hue_shift"], params["sat_shift"], params["val_shift"],
-               strict=True)]
-    return torch.stack(out).clamp(0.0, 1.0)
+    """Albumentations ``HueSaturationValue`` with given ``hue_shift, sat_shift, val_shift``
+    (:func:`shift_hsv_one`'s arithmetic on the whole batch, shifts broadcast per sample; samples
+    whose three shifts are 0 are returned as they are)."""
+    hue = _per_sample(np.asarray(params["hue_shift"]) / 180.0, images)
+    sat = _per_sample(np.asarray(params["sat_shift"]) / 255.0, images)
+    val = _per_sample(np.asarray(params["val_shift"]) / 255.0, images)
+    h, s, v = rgb_to_hsv(images).unbind(1)
+    h = torch.remainder(h + hue, 1.0)
+    s = torch.where(s == 0, s, (s + sat).clamp(0.0, 1.0))
+    v = (v + val).clamp(0.0, 1.0)
+    out = hsv_to_rgb(torch.stack((h, s, v), dim=1))
+    clean = ((hue == 0) & (sat == 0) & (val == 0)).unsqueeze(1)
+    return torch.where(clean, images, out).clamp(0.0, 1.0)
 
 
 def adjust_brightness(image: torch.Tensor, factor: float) -> torch.Tensor:
@@ -136,25 +158,84 @@ JITTER_STEPS = (adjust_brightness, adjust_contrast, adjust_saturation, adjust_hu
 JITTER_PARAMETERS = ("brightness", "contrast", "saturation", "hue")
 
 
-def jitter_orders(seeds: Sequence[int]) -> list[list[int]]:
-    """Each sample's order of the four steps: ``torch.randperm(4)`` from its seed."""
-    return [torch.randperm(4, generator=torch_generator(s)).tolist() for s in seeds]
+#: Philox stream (``vcrbench.core.philox``) of ColorJitter's order of steps: one permutation of
+#: the four steps per sample (``philox.permutation``, 8 words).
+JITTER_ORDER_STREAM = 1
+#: A slot of :func:`color_jitter_batch` that applies no step (after :data:`JITTER_STEPS`' indices).
+_NO_STEP = len(JITTER_STEPS)
+
+
+def jitter_orders(seeds: Sequence[int] | torch.Tensor,
+                  device: torch.device | str | None = None) -> torch.Tensor:
+    """Each sample's order of the four steps, ``(B, 4)`` int64: a uniformly random permutation
+    from its seed (``philox.permutation``, stream :data:`JITTER_ORDER_STREAM`)."""
+    return philox.permutation(seeds, 4, JITTER_ORDER_STREAM, device=device)
 
 
 def color_jitter_one(image: torch.Tensor, factors: dict[str, float],
                      order: Sequence[int]) -> torch.Tensor:
-    """Albumentations ``ColorJitter.apply`` on one image with given factors and order."""
+    """Albumentations ``ColorJitter.apply`` on one image with given factors and order (the
+    per-sample reference of :func:`color_jitter_batch`)."""
     out = image
     for k in order:
         out = JITTER_STEPS[k](out, factors[JITTER_PARAMETERS[k]])
     return out
 
 
+def _blend_step(images: torch.Tensor, step: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
+    """In place in ``images``: one brightness, contrast or saturation step per sample (``step``
+    ``(B,)``: 0, 1, 2, or :data:`_NO_STEP` for none), each ``clip(x f + a (1 - f))`` with ``a``
+    0, the mean luma or the pixel's luma (:func:`adjust_brightness`, :func:`adjust_contrast`,
+    :func:`adjust_saturation`); no step is the factor 1, which leaves every value as it is.
+    ``factors`` ``(B, 4)`` in the images' dtype."""
+    gray = _gray_batch(images)
+    mean = gray.mean(dim=(1, 2, 3), keepdim=True)
+    shape = (-1, 1, 1, 1)
+    kind = step.view(shape)
+    # the anchor is exactly 0, the mean or the luma: x * 0 = 0 and 0 + y = y for finite values
+    anchor = gray.mul_((kind == 2).to(gray.dtype)).add_(mean * (kind == 1).to(gray.dtype))
+    f = factors.gather(1, step.clamp(max=2).view(-1, 1)).view(shape)
+    f = torch.where(kind == _NO_STEP, torch.ones_like(f), f)
+    return images.mul_(f).add_(anchor.mul_(1.0 - f)).clamp_(0.0, 1.0)
+
+
+def _gray_batch(images: torch.Tensor) -> torch.Tensor:
+    """:func:`_gray` of each sample of ``(B, 3, H, W)``: ``(B, 1, H, W)``."""
+    wr, wg, wb = GRAY_WEIGHTS
+    return (images[:, 0] * wr + images[:, 1] * wg + images[:, 2] * wb).unsqueeze(1)
+
+
+def color_jitter_batch(images: torch.Tensor, factors: torch.Tensor,
+                       orders: torch.Tensor) -> torch.Tensor:
+    """:func:`color_jitter_one` of every sample at once: ``factors`` ``(B, 4)`` (in
+    :data:`JITTER_PARAMETERS` order, images' dtype), ``orders`` ``(B, 4)`` permutations.
+
+    Each sample's hue step (the costly HSV round trip) runs once, for the whole batch, between
+    three slots of the steps before it and three of the steps after it (:func:`_blend_step`;
+    slots past a sample's own steps apply none); a hue factor of 0 returns its input unchanged.
+    """
+    hue_at = (orders == 3).to(torch.int64).argmax(dim=1)
+    slots = torch.arange(3, device=orders.device)
+    before = torch.where(slots < hue_at.view(-1, 1), orders[:, :3], _NO_STEP)
+    after_at = hue_at.view(-1, 1) + 1 + slots
+    after = torch.where(after_at <= 3, orders.gather(1, after_at.clamp(max=3)), _NO_STEP)
+    out = images.clone()
+    for i in range(3):
+        out = _blend_step(out, before[:, i], factors)
+    hue = factors[:, 3].view(-1, 1, 1)
+    h, s, v = rgb_to_hsv(out).unbind(1)
+    rotated = hsv_to_rgb(torch.stack((torch.remainder(h + hue, 1.0), s, v), dim=1))
+    out = torch.where((hue == 0).unsqueeze(1), out, rotated.clamp_(0.0, 1.0))
+    for i in range(3):
+        out = _blend_step(out, after[:, i], factors)
+    return out
+
+
 def color_jitter(images: torch.Tensor, params: dict[str, np.ndarray],
                  seeds: Sequence[int]) -> torch.Tensor:
-    """Albumentations ``ColorJitter`` with given factors; the order is drawn from the seed."""
-    out = []
-    for i, order in enumerate(jitter_orders(seeds)):
-        factors = {name: float(params[name][i]) for name in JITTER_PARAMETERS}
-        out.append(color_jitter_one(images[i], factors, order))
-    return torch.stack(out)
+    """Albumentations ``ColorJitter`` with given factors; the order is drawn from the seed
+    (:func:`jitter_orders`) and applied batched (:func:`color_jitter_batch`)."""
+    factors = np.stack([np.asarray(params[name], dtype=np.float64)
+                        for name in JITTER_PARAMETERS], axis=1)
+    factors = torch.from_numpy(factors).to(images.device, images.dtype)
+    return color_jitter_batch(images, factors, jitter_orders(seeds, images.device))

@@ -455,18 +455,18 @@ _ENTRIES = [
         weather.frost, spacing={"frost_weight": 0.003}, coupling=0.8,
         side_layers=lambda side: weather.frost_scale(side, side)),
     _entry(
-        "blur", "albumentations", "blur", {"ksize": (1.0, 51.0)},
-        None, False, (1.0,), (51.0,),
+        "blur", "albumentations", "blur", {"ksize": (1.0, float(blur.BOX_KSIZE_MAX))},
+        None, False, (1.0,), (float(blur.BOX_KSIZE_MAX),),
         """Albumentations Blur: a ksize x ksize box filter (cv2.blur, reflected borders), ksize
         rounded to the nearest odd integer; 1 is the clean image, Albumentations' default is 3
         to 7. At 51 dv is 0.98. ksize is in pixels of the image at hand; its sampling domain
         scales with the image side (the domain is for 224 px;
         sampling.scale_point).""",
         blur.box_blur, spacing={"ksize": 0.01}, pixel_parameters=("ksize",),
-        pixel_thresholds={"ksize": 1.0}),
+        pixel_thresholds={"ksize": 1.0}, implementation=2),
     _entry(
-        "median_blur", "albumentations", "blur", {"ksize": (1.0, 201.0)},
-        None, False, (1.0,), (201.0,),
+        "median_blur", "albumentations", "blur", {"ksize": (1.0, float(blur.MEDIAN_KSIZE_MAX))},
+        None, False, (1.0,), (float(blur.MEDIAN_KSIZE_MAX),),
         """Albumentations MedianBlur: cv2.medianBlur on 8-bit pixels, borders replicated, ksize
         rounded to the nearest odd integer (1 is the clean image). The median keeps edges, so it
         needs a wider window than the box: dv 0.96 at 101, 0.98 at 201. ksize is in pixels of the
@@ -495,7 +495,7 @@ _ENTRIES = [
         factors 1 - 1 to 1 + 1), [-0.5, 0.5] its whole hue range. The order of the four steps is
         random per image, as in Albumentations, drawn from the seed. Brightness or contrast 0
         gives dv 1.""",
-        colour.color_jitter, spacing={"hue": 0.003}, coupling=0.5),
+        colour.color_jitter, spacing={"hue": 0.003}, coupling=0.5, implementation=2),
     _entry(
         "uniform_noise", "geirhos2018", "noise", {"width": (0.0, 2.6)},
         None, True, (0.0,), (2.6,),

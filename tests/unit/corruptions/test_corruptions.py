@@ -396,8 +396,110 @@ def test_color_jitter_matches_albumentations(images, album):
             assert diff(ours * 255, refs["float"] * 255).max() < 1e-3
             d = diff(np.round(ours * 255), refs["uint8"])
             assert d.mean() < 2.5 and d.max() <= 10, (factors, order, d.mean(), d.max())
-    orders = colour_mod.jitter_orders(range(100))
-    assert all(sorted(o) == [0, 1, 2, 3] for o in orders) and len({tuple(o) for o in orders}) > 10
+
+
+def test_color_jitter_orders_are_uniform_permutations_from_philox():
+    """Each sample's order: a permutation of the 4 steps, the 24 equally likely (chi-square over
+    24,000 seeds), a function of its seed alone (Philox: the same in any batch)."""
+    from scipy import stats
+
+    seeds = [noise_seed(5, "color_jitter", i) for i in range(24000)]
+    orders = colour_mod.jitter_orders(seeds)
+    assert orders.shape == (24000, 4) and orders.dtype == torch.int64
+    assert torch.equal(orders.sort(dim=1).values, torch.arange(4).expand(24000, 4))
+    codes = (orders * torch.tensor([64, 16, 4, 1])).sum(dim=1)
+    counts = torch.unique(codes, return_counts=True)[1].numpy()
+    assert len(counts) == 24 and stats.chisquare(counts).pvalue > 1e-4
+    assert torch.equal(colour_mod.jitter_orders(seeds[7:9]), orders[7:9])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batched_colour_steps_are_the_per_sample_functions(images, dtype):
+    """HueSaturationValue and ColorJitter (every one of the 24 orders, fixed factors) on a batch
+    give the bytes of the per-sample functions (``shift_hsv_one``, ``color_jitter_one``) fed the
+    same factors."""
+    import itertools
+
+    x = to_tensor(np.concatenate([images, images[:1, ::-1]])[:, 30:70, 20:68], dtype)
+    n = len(x)
+    orders = torch.tensor(list(itertools.permutations(range(4))))
+    for factors in [(1.2, 1, 1, 0), (1, 0.6, 1.5, -0.3), (1.7, 0.3, 1.9, 0.45), (0, 2, 0, 0.5)]:
+        f = torch.tensor([factors], dtype=dtype)
+        named = dict(zip(colour_mod.JITTER_PARAMETERS, f[0].tolist(), strict=True))
+        for start in range(0, 24, n):
+            order = orders[start:start + n]
+            got = colour_mod.color_jitter_batch(x[:len(order)], f.expand(len(order), 4), order)
+            for i, o in enumerate(order.tolist()):
+                assert torch.equal(got[i], colour_mod.color_jitter_one(x[i], named, o)), o
+    shifts = np.array([(20, 30, 20), (-90, -100, 0), (0, 0, 0), (17, -45, 33)], dtype=float)
+    params = dict(zip(("hue_shift", "sat_shift", "val_shift"), shifts.T, strict=True))
+    got = colour_mod.hue_saturation_value(x, params, [0] * n)
+    for i, (h, s, v) in enumerate(shifts):
+        assert torch.equal(got[i], colour_mod.shift_hsv_one(x[i], h, s, v).clamp(0, 1))
+    assert torch.equal(got[2], x[2])
+
+
+def test_box_blur_is_opencv_with_every_sample_its_own_kernel(images):
+    """A batch mixing ksize 1 .. 51 equals ``cv2.blur`` (``BORDER_REFLECT_101``) per sample to
+    float64 round-off, on images smaller than the kernel too."""
+    import cv2
+
+    ksize = np.array([1.0, 3.0, 6.9, 15.0, 29.2, 51.0])
+    for h, w in [(48, 64), (33, 47), (5, 7), (1, 9)]:
+        x = to_tensor(np.concatenate([images, images])[:, 60:60 + h, 50:50 + w], torch.float64)
+        got = blur_mod.box_blur(x, {"ksize": ksize}, [0] * 6)
+        for i, k in enumerate((1, 3, 7, 15, 29, 51)):
+            ref = cv2.blur(x[i].permute(1, 2, 0).numpy(), (k, k),
+                           borderType=cv2.BORDER_REFLECT_101).reshape(h, w, 3)
+            assert np.abs(got[i].permute(1, 2, 0).numpy() - ref).max() < 1e-12, (h, w, k)
+        assert torch.equal(got[0], x[0])
+    with pytest.raises(VcrbenchError, match="above the domain's 51"):
+        blur_mod.box_blur(x, {"ksize": np.array([53.0] * 6)}, [0] * 6)
+
+
+def test_median_filter_is_opencv_byte_for_byte(images):
+    """The torch median (CUDA's path) equals ``cv2.medianBlur`` (the CPU's path) byte for byte,
+    each sample with its own ksize: on random images (with many ties, tiny ones) for every odd
+    ksize from 3 to past the image side (the border's every case) and 101, 201, and on real
+    images; a sample alone gives the bytes it has in a batch."""
+    import cv2
+
+    def opencv(pixels, k):
+        hwc = np.ascontiguousarray(pixels.permute(1, 2, 0).numpy())
+        return torch.from_numpy(cv2.medianBlur(hwc, k)).permute(2, 0, 1)
+
+    generator = torch.Generator().manual_seed(4)
+    for h, w in [(19, 26), (7, 5), (1, 1)]:
+        sizes = [*range(3, 2 * max(h, w) + 6, 2), 101, 201] * 2
+        x = torch.randint(0, 256, (len(sizes), 3, h, w), generator=generator, dtype=torch.uint8)
+        x[::2] = torch.randint(100, 104, x[::2].shape, generator=generator, dtype=torch.uint8)
+        got = blur_mod.median_filter(x, torch.tensor(sizes))
+        for i, k in enumerate(sizes):
+            assert torch.equal(got[i], opencv(x[i], k)), (h, w, k)
+    real = torch.from_numpy(np.concatenate([images, images])[:5, 40:104, 30:110]).permute(
+        0, 3, 1, 2).contiguous()
+    sizes = torch.tensor([3, 15, 51, 101, 201])
+    got = blur_mod.median_filter(real, sizes)
+    for i, k in enumerate(sizes.tolist()):
+        assert torch.equal(got[i], opencv(real[i], k)), k
+    assert torch.equal(blur_mod.median_filter(real[2:3], sizes[2:3]), got[2:3])
+    x = real.to(torch.float32) / 255.0
+    out = blur_mod.median_blur(x, {"ksize": np.array([1.0, 15.0, 51.0, 101.0, 201.0])}, [0] * 5)
+    assert torch.equal(out[0], x[0]) and torch.equal(torch.round(out[1:] * 255).byte(), got[1:])
+
+
+@pytest.mark.parametrize("name", ["blur", "median_blur", "hue_saturation_value", "color_jitter"])
+def test_batched_albumentations_corruptions_give_a_sample_the_same_bytes_alone(name, images):
+    """Batch 16 (drawn parameters, mixed kernel sizes) against each sample alone: same bytes."""
+    x = to_tensor(np.concatenate([images] * 6)[:16, 50:98, 40:104])
+    points = uniform_samples(name, 3, range(16))
+    params = {k: np.array([p[k] for p in points]) for k in points[0]}
+    seeds = [noise_seed(3, name, i) for i in range(16)]
+    whole = apply_corruption(name, x, params, seeds)
+    for i in range(16):
+        alone = apply_corruption(name, x[i:i + 1], {k: v[i:i + 1] for k, v in params.items()},
+                                 seeds[i:i + 1])
+        assert torch.equal(alone, whole[i:i + 1]), (name, i)
 
 
 # --------------------------------------------------------------------------- keyed randomness
