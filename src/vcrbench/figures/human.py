@@ -71,8 +71,10 @@ def plot_human_indices(
     """HMRI and MRSI with 95 % intervals: rows HMRI / MRSI, one column per metric.
 
     Uses the summary's 16-class rows with a human comparison (non-null ``HMRI``); bars per model
-    (colour), corruptions on the x axis. A run whose models have no such row (no image with a
-    16-class label) gets one panel saying so.
+    (colour), corruptions on the x axis, their names level up to :data:`SLANT_BEYOND`
+    corruptions and slanted beyond (or where level names would make the figure wider than
+    MAX_FIGURE_WIDTH); bars wider than that even so: heat maps of models × corruptions. A run
+    whose models have no such row (no image with a 16-class label) gets one panel saying so.
     """
     by_metric = {
         metric: [r for r in select(summary, metric, HUMAN_CLASSES).to_pylist()

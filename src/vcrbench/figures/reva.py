@@ -100,7 +100,9 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
                      paths: Sequence[str | Path], set_name: str = WEAK_SET) -> plt.Figure:
     """R per corruption on the weak-robust set (``set_name``: or a random baseline; filled) and
     on all images (open), with 95 % intervals, one row of panels per property; a null R is a
-    grey cross at the axis."""
+    grey cross at the axis. Each corruption's group widens with the models (up to
+    MAX_FIGURE_WIDTH); beyond :data:`COMBINED_LEGEND` models the legend gives a colour per model
+    and a fill per set."""
     rows = r_weak_vs_all.to_pylist()
     if not rows:
         return _empty(paths, "R on the weak set against all images")
@@ -155,8 +157,8 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
                    if t == "R not reported"]
         handles = [Line2D([], [], marker="o", ls="none", color=colours[m]) for m in shown]
         labels = [model_label(m) for m in shown]
-        handles += [Line2D([], [], marker="o", ls="none", color="0.3"),
-                    Line2D([], [], marker="o", ls="none", color="0.3", mfc="white")]
+        handles += [Line2D([], [], marker="o", ls="none", color="black"),
+                    Line2D([], [], marker="o", ls="none", color="black", mfc="white")]
         labels += [set_name, "all evaluation images"]
         handles += [h for h, _ in missing]
         labels += [t for _, t in missing]
@@ -206,7 +208,9 @@ def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models:
                          paths: Sequence[str | Path], set_name: str = WEAK_SET) -> plt.Figure:
     """Relative errors per perturbation (grouped by category, attacks last) with 95 % intervals,
     one panel per measure and model; non-robust perturbations of the chosen rule filled red,
-    robust ones hatched; a dashed line at 1 (the clean error)."""
+    robust ones hatched; a dashed line at 1 (the clean error). More than
+    :data:`STACKED_PANELS` panels (several models): one heat map per measure instead, a row per
+    model, a star on the non-robust perturbations."""
     rows = relative_errors.to_pylist()
     if not rows:
         return _empty(paths, "relative errors")

@@ -334,7 +334,9 @@ def plot_robustness(
     """R with 95 % intervals per corruption, one bar per model, one panel per property (at most
     two a row); each panel's corruptions by decreasing mean R, every bar labelled with its
     value, and on accuracy panels each bar's clean accuracy (the curve's anchor s(0)) as a black
-    tick across it."""
+    tick across it. Where the bars would be wider than MAX_FIGURE_WIDTH (e.g. 7 models × 15
+    corruptions): one heat map of R per property instead, models × corruptions, R in every
+    cell (intervals and clean accuracies stay in the summary table)."""
     data = summary.to_pylist()
     shown = sorted({r["model"] for r in data})
     colours = model_colours(models or shown)
