@@ -19,9 +19,11 @@ MIN_TEXT_PX = 9.0
 def drawn(fig: Figure) -> Figure:
     """The figure drawn on an Agg canvas (a closed figure, as the plotting functions return it,
     has lost its own), so that its renderer gives the texts' boxes."""
-    if not hasattr(fig.canvas, "get_renderer"):
+    fresh = not hasattr(fig.canvas, "get_renderer")
+    if fresh:
         FigureCanvasAgg(fig)
-    fig.canvas.draw()
+    if fresh or fig.stale:  # drawn once: a figure of a thousand texts takes seconds to draw
+        fig.canvas.draw()
     return fig
 
 
@@ -103,4 +105,19 @@ def assert_readable(fig: Figure, min_px: float = MIN_TEXT_PX) -> None:
             box = ax.get_tightbbox(renderer)
             assert not _overlap(top, box), (
                 f"the suptitle is printed over the axes {ax.get_title()!r}")
-    assert not overlapping_ticks(fig), overlapping_ticks(fig)
+    overlaps = overlapping_ticks(fig)
+    assert not overlaps, overlaps
+
+
+def texts_outside_cells(fig: Figure, ax) -> list[str]:
+    """The texts of a heat map (an axes whose cell (i, j) spans j ± 0.5, i ± 0.5 in data
+    coordinates, a text at its centre) whose box leaves their cell."""
+    renderer = drawn(fig).canvas.get_renderer()
+    outside = []
+    for text in ax.texts:
+        x, y = text.get_position()
+        (x0, y0), (x1, y1) = ax.transData.transform([(x - 0.5, y + 0.5), (x + 0.5, y - 0.5)])
+        box = text.get_window_extent(renderer)
+        if not (x0 <= box.x0 and box.x1 <= x1 and y0 <= box.y0 and box.y1 <= y1):
+            outside.append(text.get_text())
+    return outside

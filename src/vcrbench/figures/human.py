@@ -7,27 +7,62 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pyarrow as pa
+from matplotlib.colors import Normalize
 
 from vcrbench.core.properties import HUMAN_CLASSES, METRICS, select
+from vcrbench.figures.heatmap import HeatPanel, plot_heatmaps
 from vcrbench.figures.style import (
     DV_LABEL,
     LINESTYLES,
+    MAX_FIGURE_WIDTH,
     METRIC_LABELS,
     grouped_bars,
     legend_below,
     model_colours,
+    model_label,
     property_rows,
     save_figure,
     unique_handles,
 )
 
 
-def _human_tick(corruption: str, source: str | None) -> str:
-    """Tick label: the corruption, and the corruption whose human curve it borrows."""
+def _human_tick(corruption: str, source: str | None, *, slanted: bool = False) -> str:
+    """Tick label: the corruption, and the corruption whose human curve it borrows (below it,
+    or after it on a ``slanted`` label)."""
     if source and " via " in source:
-        return f"{corruption}\nvia {source.rsplit(' via ', 1)[1]}"
+        return f"{corruption}{' ' if slanted else chr(10)}via {source.rsplit(' via ', 1)[1]}"
     return corruption
+
+
+#: Corruptions whose names stand level under the bars; beyond, they are slanted.
+SLANT_BEYOND = 4
+
+
+def _indices_heatmaps(by_metric: Mapping[str, list[dict]], metrics: Sequence[str],
+                      models: Sequence[str], corruptions: Sequence[str], ticks: Sequence[str],
+                      paths: Sequence[str | Path]) -> plt.Figure:
+    """HMRI and MRSI per model (rows) and corruption (columns) as heat maps, rows HMRI / MRSI,
+    a column per metric: the layout of :func:`plot_human_indices` where its bars would be
+    wider than MAX_FIGURE_WIDTH."""
+    panels = []
+    for column in ("HMRI", "MRSI"):
+        for metric in metrics:
+            found = {(r["model"], r["corruption"]): r[column] for r in by_metric[metric]}
+            values = np.array([[np.nan if found.get((m, c)) is None else found[(m, c)]
+                                for c in corruptions] for m in models])
+            texts = [["n/a" if np.isnan(v) else f"{v:.2f}" for v in row] for row in values]
+            panels.append(HeatPanel(f"{column}, 16-class {metric}", values, texts))
+    fig = plot_heatmaps(
+        panels, rows=[model_label(m) for m in models], columns=ticks, cmap="viridis",
+        norm=Normalize(0.0, 1.0), colour_label="HMRI (1: never below humans) / "
+        "MRSI (0: never above humans)", cols=len(metrics),
+        title="Models (rows) against the human curve; 95 % bootstrap intervals in the summary "
+              "table\nHMRI: share of the humans' area the model reaches; MRSI: share of the "
+              "model's area above the humans; 'via c': the human curve of corruption c")
+    save_figure(fig, paths)
+    return fig
 
 
 def plot_human_indices(
@@ -36,8 +71,10 @@ def plot_human_indices(
     """HMRI and MRSI with 95 % intervals: rows HMRI / MRSI, one column per metric.
 
     Uses the summary's 16-class rows with a human comparison (non-null ``HMRI``); bars per model
-    (colour), corruptions on the x axis. A run whose models have no such row (no image with a
-    16-class label) gets one panel saying so.
+    (colour), corruptions on the x axis, their names level up to :data:`SLANT_BEYOND`
+    corruptions and slanted beyond (or where level names would make the figure wider than
+    MAX_FIGURE_WIDTH); bars wider than that even so: heat maps of models × corruptions. A run
+    whose models have no such row (no image with a 16-class label) gets one panel saying so.
     """
     by_metric = {
         metric: [r for r in select(summary, metric, HUMAN_CLASSES).to_pylist()
@@ -62,10 +99,17 @@ def plot_human_indices(
         return fig
     corruptions = list(dict.fromkeys(r["corruption"] for r in data))
     sources = {r["corruption"]: r["human_source"] for r in data}
-    width = max(5.0, (0.9 + 0.35 * len(shown)) * len(corruptions) + 1.5)
-    fig, axes = plt.subplots(
-        2, len(metrics), figsize=(width * len(metrics), 6.2), squeeze=False, sharey=True
-    )
+    # a few corruptions: their names level under the bars; more, or bars too wide for level
+    # names: slanted names under narrower groups; bars too wide even so: heat maps
+    level = max(5.0, (0.9 + 0.35 * len(shown)) * len(corruptions) + 1.5)
+    slanted = (len(corruptions) > SLANT_BEYOND
+               or level * len(metrics) > MAX_FIGURE_WIDTH)
+    width = max(5.0, 0.3 * len(corruptions) * (len(shown) + 0.5) + 1.5) if slanted else level
+    ticks = [_human_tick(c, sources.get(c), slanted=slanted) for c in corruptions]
+    if width * len(metrics) > MAX_FIGURE_WIDTH:
+        return _indices_heatmaps(by_metric, metrics, shown, corruptions, ticks, paths)
+    fig, axes = plt.subplots(2, len(metrics), squeeze=False, sharey=True,
+                             figsize=(width * len(metrics), 6.2 + (1.2 if slanted else 0.0)))
     ylabels = {
         "HMRI": "HMRI\n(1: never below humans)",
         "MRSI": "MRSI\n(0: never above humans)",
@@ -77,7 +121,10 @@ def plot_human_indices(
             grouped_bars(
                 ax, rows, column=column, corruptions=corruptions, models=shown, colours=colours
             )
-            ax.set_xticklabels([_human_tick(c, sources.get(c)) for c in corruptions], fontsize=9)
+            # slanted names once, under the MRSI row (the HMRI row above has the same)
+            ax.set_xticklabels([""] * len(ticks) if slanted and row_i == 0 else ticks,
+                               fontsize=9, rotation=35 if slanted else 0,
+                               ha="right" if slanted else "center")
             ax.set_ylim(0, 1.18)
             ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
             ax.set_title(f"{column}, 16-class {metric}", fontsize=10)

@@ -14,8 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from matplotlib.colors import TwoSlopeNorm
+from matplotlib.lines import Line2D
 
+from vcrbench.figures.heatmap import HeatPanel, plot_heatmaps
 from vcrbench.figures.style import (
+    MAX_FIGURE_WIDTH,
     UNSUPPORTED_COLOUR,
     error_extent,
     legend_below,
@@ -87,11 +91,18 @@ def plot_resilience_scores(resilience: pa.Table, ranking: pa.Table, *, score_lab
     return fig
 
 
+#: The most models the weak-vs-all legend names with each set; more: one entry per model
+#: (its colour) and one per set (filled or open).
+COMBINED_LEGEND = 3
+
+
 def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
                      paths: Sequence[str | Path], set_name: str = WEAK_SET) -> plt.Figure:
     """R per corruption on the weak-robust set (``set_name``: or a random baseline; filled) and
     on all images (open), with 95 % intervals, one row of panels per property; a null R is a
-    grey cross at the axis."""
+    grey cross at the axis. Each corruption's group widens with the models (up to
+    MAX_FIGURE_WIDTH); beyond :data:`COMBINED_LEGEND` models the legend gives a colour per model
+    and a fill per set."""
     rows = r_weak_vs_all.to_pylist()
     if not rows:
         return _empty(paths, "R on the weak set against all images")
@@ -101,19 +112,23 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
     colours = model_colours(models)
     # one row per property, the corruptions side by side: wide enough for their names
     row = 2.8 if len(properties) <= 2 else 2.0  # ImageNet's four rows stay legible
+    # each corruption's group of points widens with the models, up to MAX_FIGURE_WIDTH
+    group = max(0.9, 0.3 + 0.1 * len(shown))
     fig, axes = plt.subplots(len(properties), 1, squeeze=False, sharex=True,
-                             figsize=(max(4.0, 0.9 * len(corruptions) + 1.5),
+                             figsize=(min(MAX_FIGURE_WIDTH,
+                                          max(4.0, group * len(corruptions) + 1.5)),
                                       1.0 + row * len(properties)))
     axes = axes[:, 0]
     width = 0.8 / max(1, len(shown))
+    first = {}
+    for r in rows:
+        first.setdefault((r["model"], r["corruption"], r["metric"], r["classes"]), r)
     for ax, (metric, classes) in zip(axes, properties, strict=True):
         for j, model in enumerate(shown):
             for i, c in enumerate(corruptions):
-                match = [r for r in rows if (r["model"], r["corruption"], r["metric"],
-                                             r["classes"]) == (model, c, metric, classes)]
-                if not match:
+                r = first.get((model, c, metric, classes))
+                if r is None:
                     continue
-                r = match[0]
                 x = i - 0.4 + width * (j + 0.5)
                 for dx, key, filled, label in ((-0.12, "R_weak", True, set_name),
                                                (0.12, "R_all", False, "all evaluation images")):
@@ -136,7 +151,55 @@ def plot_weak_vs_all(r_weak_vs_all: pa.Table, *, models: Sequence[str],
     fig.suptitle(f"R on the {set_name} against all evaluation images (95 % image-bootstrap "
                  "intervals)", fontsize=10)
     fig.tight_layout()  # the rotated names inside the figure, so the legend goes under them
-    legend_below(fig, *unique_handles(axes), ncol=2)
+    handles, labels = unique_handles(axes)
+    if len(shown) > COMBINED_LEGEND:  # a colour per model, a marker fill per set
+        missing = [(h, t) for h, t in zip(handles, labels, strict=True)
+                   if t == "R not reported"]
+        handles = [Line2D([], [], marker="o", ls="none", color=colours[m]) for m in shown]
+        labels = [model_label(m) for m in shown]
+        handles += [Line2D([], [], marker="o", ls="none", color="black"),
+                    Line2D([], [], marker="o", ls="none", color="black", mfc="white")]
+        labels += [set_name, "all evaluation images"]
+        handles += [h for h, _ in missing]
+        labels += [t for _, t in missing]
+    legend_below(fig, handles, labels, ncol=2 if len(shown) <= COMBINED_LEGEND else 4)
+    save_figure(fig, paths)
+    return fig
+
+
+#: The most panels (model × measure) the relative-error figure stacks as bars; more: one heat
+#: map per measure, a row per model.
+STACKED_PANELS = 2
+
+
+def _relative_heatmaps(rows: list[dict], flags: Mapping[tuple, bool | None], rule: str,
+                       paths: Sequence[str | Path], set_name: str) -> plt.Figure:
+    """Relative errors per model (rows) and perturbation (columns, by category, attacks last),
+    one heat map per measure, a star on the non-robust ones: the layout of
+    :func:`plot_relative_errors` for more than :data:`STACKED_PANELS` panels."""
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    measures = list(dict.fromkeys(r["measure"] for r in rows))
+    keys = sorted(dict.fromkeys((r["kind"] == "attack", r["category"], r["perturbation"])
+                                for r in rows), key=lambda k: k[:2])
+    found = {(r["model"], r["measure"], r["perturbation"]): r["value"] for r in rows}
+    values = [v for v in found.values() if v is not None]
+    norm = TwoSlopeNorm(1.0, min(0.99, min(values, default=1.0)),
+                        max(1.01, max(values, default=1.0)))
+    panels = []
+    for measure in measures:
+        grid = np.array([[np.nan if found.get((m, measure, k[2])) is None
+                          else found[(m, measure, k[2])] for k in keys] for m in models])
+        texts = [["n/a" if np.isnan(v) else f"{v:.2f}"
+                  + ("*" if flags.get((m, k[2], measure)) else "")
+                  for v, k in zip(row, keys, strict=True)]
+                 for m, row in zip(models, grid, strict=True)]
+        panels.append(HeatPanel(MEASURE_TITLES.get(measure, measure), grid, texts))
+    fig = plot_heatmaps(
+        panels, rows=[model_label(m) for m in models],
+        columns=[f"{k[2]} ({k[1]})" for k in keys], cmap="RdBu_r", norm=norm,
+        colour_label="error / clean error (1: the clean error)",
+        title=f"Relative errors on the {set_name} per model (rows); * non-robust ({rule}); "
+              "95 % image-bootstrap intervals in the table")
     save_figure(fig, paths)
     return fig
 
@@ -145,7 +208,9 @@ def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models:
                          paths: Sequence[str | Path], set_name: str = WEAK_SET) -> plt.Figure:
     """Relative errors per perturbation (grouped by category, attacks last) with 95 % intervals,
     one panel per measure and model; non-robust perturbations of the chosen rule filled red,
-    robust ones hatched; a dashed line at 1 (the clean error)."""
+    robust ones hatched; a dashed line at 1 (the clean error). More than
+    :data:`STACKED_PANELS` panels (several models): one heat map per measure instead, a row per
+    model, a star on the non-robust perturbations."""
     rows = relative_errors.to_pylist()
     if not rows:
         return _empty(paths, "relative errors")
@@ -153,6 +218,8 @@ def plot_relative_errors(relative_errors: pa.Table, groups: pa.Table, *, models:
              for g in groups.to_pylist() if g["chosen"]}
     rule = next((g["rule"] for g in groups.to_pylist() if g["chosen"]), "")
     panels = list(dict.fromkeys((r["model"], r["measure"]) for r in rows))
+    if len(panels) > STACKED_PANELS:
+        return _relative_heatmaps(rows, flags, rule, paths, set_name)
     fig, axes = plt.subplots(len(panels), 1, squeeze=False,
                              figsize=(max(5.0, 0.55 * len(rows) / max(1, len(panels)) + 2.5),
                                       3.0 * len(panels)))

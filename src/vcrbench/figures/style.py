@@ -60,9 +60,12 @@ SAMPLE_COLOURS = {"uniform": "0.65", "imagenet-c": "black", "threshold": "tab:re
 
 
 def model_colours(models: Iterable[str]) -> dict[str, tuple]:
-    """A fixed colour per model (tab10 by position in the sorted list of model names)."""
-    cmap = plt.get_cmap("tab10")
-    return {m: cmap(i % 10) for i, m in enumerate(sorted(set(models)))}
+    """A fixed colour per model by its position in the sorted list of model names: tab10 for
+    the first ten, then the light tab20 shade of the same hue (models 11 to 20), so that up to
+    20 models differ; beyond, the colours repeat."""
+    dark, light = plt.get_cmap("tab10"), plt.get_cmap("tab20")
+    return {m: dark(i % 10) if i % 20 < 10 else light(2 * (i % 10) + 1)
+            for i, m in enumerate(sorted(set(models)))}
 
 
 def model_label(name: str) -> str:
@@ -77,6 +80,9 @@ DPI = 150
 #: ... lowered for a figure whose PNG would be taller than this (pixels): a figure must fit a
 #: 1366 × 768 screen in the report, and the layouts are landscape for that.
 MAX_PNG_HEIGHT = 1000
+#: The widest a figure is drawn (inches): wider layouts wrap their panels or, where bars per
+#: model and corruption would not fit, become heat maps (:mod:`~vcrbench.figures.heatmap`).
+MAX_FIGURE_WIDTH = 24.0
 #: Padding around the tight bounding box (inches, Matplotlib's default).
 _PAD_INCHES = 0.1
 

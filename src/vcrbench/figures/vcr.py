@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pyarrow as pa
+from matplotlib.colors import Normalize
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -18,10 +19,12 @@ from vcrbench.core.properties import select, table_properties
 from vcrbench.core.tables import read_table
 from vcrbench.curves.binning import bin_index, coverage, expected_coverage
 from vcrbench.errors import VcrbenchError
+from vcrbench.figures.heatmap import HeatPanel, plot_heatmaps
 from vcrbench.figures.style import (
     DV_LABEL,
     HUMAN_COLOUR,
     MARKERS,
+    MAX_FIGURE_WIDTH,
     MAX_PNG_HEIGHT,
     METRIC_LABELS,
     PROPERTY_TITLES,
@@ -331,7 +334,9 @@ def plot_robustness(
     """R with 95 % intervals per corruption, one bar per model, one panel per property (at most
     two a row); each panel's corruptions by decreasing mean R, every bar labelled with its
     value, and on accuracy panels each bar's clean accuracy (the curve's anchor s(0)) as a black
-    tick across it."""
+    tick across it. Where the bars would be wider than MAX_FIGURE_WIDTH (e.g. 7 models × 15
+    corruptions): one heat map of R per property instead, models × corruptions, R in every
+    cell (intervals and clean accuracies stay in the summary table)."""
     data = summary.to_pylist()
     shown = sorted({r["model"] for r in data})
     colours = model_colours(models or shown)
@@ -342,6 +347,8 @@ def plot_robustness(
     cols = min(2, len(props))
     rows_n = math.ceil(len(props) / cols)
     width = max(4.8, 0.3 * len(corruptions) * (len(shown) + 0.5) + 1.2)
+    if width * cols > MAX_FIGURE_WIDTH:
+        return _robustness_heatmaps(summary, props, shown, corruptions, paths)
     fig, axes = plt.subplots(rows_n, cols, figsize=(width * cols, 3.0 * rows_n + 0.8),
                              squeeze=False)
     for ax, prop in zip(axes.flat, props, strict=False):
@@ -364,6 +371,33 @@ def plot_robustness(
     fig.suptitle("Robustness R per corruption and model, highest first (95 % bootstrap "
                  "intervals; values on the bars)", fontsize=11)
     fig.tight_layout()
+    save_figure(fig, paths)
+    return fig
+
+
+def _robustness_heatmaps(summary: pa.Table, props: Sequence[tuple[str, int]],
+                         models: Sequence[str], corruptions: Sequence[str],
+                         paths: Sequence[str | Path]) -> plt.Figure:
+    """R per model (rows) and corruption (columns, by decreasing mean R of the first
+    property), one heat map per property: the layout of :func:`plot_robustness` where its bars
+    would be wider than MAX_FIGURE_WIDTH."""
+    rows = summary.to_pylist()
+    order = _mean_r_order([r for r in rows if (r["metric"], r["classes"]) == props[0]],
+                          corruptions)
+    panels = []
+    for prop in props:
+        found = {(r["model"], r["corruption"]): r["R"] for r in select(summary, *prop)
+                 .to_pylist()}
+        values = np.array([[np.nan if found.get((m, c)) is None else found[(m, c)]
+                            for c in order] for m in models])
+        texts = [["n/a" if np.isnan(v) else f"{v:.2f}" for v in row] for row in values]
+        panels.append(HeatPanel(property_title(prop), values, texts))
+    fig = plot_heatmaps(
+        panels, rows=[model_label(m) for m in models], columns=order, cmap="viridis",
+        norm=Normalize(0.0, 1.0), colour_label=r"$R$ = area under the curve",
+        title="Robustness R per model (rows) and corruption (columns, highest mean R first); "
+              "95 % bootstrap intervals\nand clean accuracies in the summary table; n/a: R "
+              "not reported")
     save_figure(fig, paths)
     return fig
 
@@ -462,7 +496,7 @@ RETRAINING_CELL = (0.82, 0.40)
 #: Font size (points) of the numbers in the cells, of the tick labels and of the panel titles.
 CELL_FONT, TICK_FONT, PANEL_FONT = 7.5, 8.5, 10
 #: The widest row of panels (inches) before the panels wrap onto a second row.
-RETRAINING_MAX_WIDTH = 24.0
+RETRAINING_MAX_WIDTH = MAX_FIGURE_WIDTH
 #: The least resolution (dots per inch) the retraining figure keeps under MAX_PNG_HEIGHT, where
 #: wider rows of panels allow it: CELL_FONT is then at least 9 pixels high.
 READABLE_DPI = 90

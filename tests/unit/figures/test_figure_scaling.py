@@ -3,15 +3,38 @@ models: text size in the PNG, nothing printed over anything (tests/helpers/figur
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pyarrow as pa
 import pytest
-from helpers.figure_layout import assert_readable, drawn
+from helpers.figure_layout import assert_readable, drawn, texts_outside_cells
 from helpers.images import assert_png
+from matplotlib.colors import to_rgba
 
-from vcrbench.figures.style import MAX_PNG_HEIGHT
-from vcrbench.figures.vcr import RETRAINING_PANELS, plot_retraining
+from vcrbench.curves.tables import CURVES_SCHEMA, METRICS_SCHEMA, RATES_SCHEMA
+from vcrbench.data.imagenet16 import CATEGORIES16
+from vcrbench.figures.human import plot_human_indices
+from vcrbench.figures.reva import (
+    plot_comparison_errors,
+    plot_relative_errors,
+    plot_resilience_scores,
+    plot_weak_vs_all,
+)
+from vcrbench.figures.style import MAX_FIGURE_WIDTH, MAX_PNG_HEIGHT, model_colours, model_label
+from vcrbench.figures.vcr import (
+    RETRAINING_PANELS,
+    plot_curves,
+    plot_dv_histograms,
+    plot_retraining,
+    plot_robustness,
+)
+from vcrbench.reva.categories import REVA_CATEGORIES
+from vcrbench.reva.comparison import SCHEMA_ERRORS as COMPARISON_SCHEMA
+from vcrbench.reva.groups import SCHEMA as GROUPS_SCHEMA
+from vcrbench.reva.relative_errors import SCHEMA_RELATIVE
+from vcrbench.reva.weak_vs_all import SCHEMA as WEAK_SCHEMA
 from vcrbench.vcr.retraining import SCHEMA
+from vcrbench.vcr.summary import ORDER
 
 CORRUPTIONS = ("gaussian_noise", "shot_noise", "defocus_blur", "elastic_transform")
 
@@ -126,33 +149,299 @@ def test_retraining_rows_name_their_base_where_bases_differ(tmp_path):
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["R$_a$", "R$_p$"]
 
 
-def _summary(count: int) -> pa.Table:
-    """A summary of ``count`` models on three corruptions, with 16-class human rows."""
-    from vcrbench.vcr.summary import ORDER
+# --- the other figures whose panels grow with the models or corruptions -------------------
 
-    rng = np.random.default_rng(count)
+IMAGENET_C = ("gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur",
+              "motion_blur", "zoom_blur", "snow", "frost", "fog", "brightness", "contrast",
+              "elastic_transform", "pixelate", "jpeg_compression")
+_NAMES = ("efficientnet-lite0", "torchvision:resnet50", "timm:convnext_tiny.fb_in22k",
+          "torchvision:vit_b_16", "timm:deit_small_patch16_224", "torchvision:efficientnet_b0",
+          "file:/models/colour_model.py")
+PROPERTIES = (("accuracy", 1000), ("consistency", 1000), ("accuracy", 16), ("consistency", 16))
+ATTACKS = ("fgsm", "pgd")
+
+
+def model_names(count: int) -> list[str]:
+    """``count`` distinct model names of the lengths real ones have."""
+    return [_NAMES[i % len(_NAMES)] + (f"-{i // len(_NAMES)}" if i >= len(_NAMES) else "")
+            for i in range(count)]
+
+
+def summary_rows(models: int, corruptions: int) -> pa.Table:
+    """A summary (vcr.summary.ORDER) of ImageNet's four properties, HMRI / MRSI on the 16-class
+    rows, gaussian_noise compared via another corruption's human curve."""
+    rng = np.random.default_rng(models * 100 + corruptions)
     rows = []
-    for i in range(count):
-        for corruption in CORRUPTIONS[:3]:
-            for metric, classes in (("accuracy", 1000), ("consistency", 1000), ("accuracy", 16)):
+    for model in model_names(models):
+        for corruption in IMAGENET_C[:corruptions]:
+            for metric, classes in PROPERTIES:
                 r = float(rng.uniform(0.2, 0.8))
                 row = dict.fromkeys(ORDER)
-                row.update(model=f"torchvision:model_{i}", corruption=corruption, metric=metric,
-                           classes=classes, R=r, R_lo=r - 0.05, R_hi=r + 0.04, anchor=0.9)
+                row.update(model=model, corruption=corruption, metric=metric, classes=classes,
+                           R=r, R_lo=r - 0.05, R_hi=r + 0.04, anchor=0.9)
                 if classes == 16:
-                    row.update(HMRI=0.8, HMRI_lo=0.7, HMRI_hi=0.85, MRSI=0.1, MRSI_lo=0.05,
-                               MRSI_hi=0.2, human_source="model-vs-human/uniform-noise")
+                    h, m = float(rng.uniform(0.5, 1)), float(rng.uniform(0, 0.3))
+                    row.update(HMRI=h, HMRI_lo=h - 0.1, HMRI_hi=min(1, h + 0.05), MRSI=m,
+                               MRSI_lo=max(0, m - 0.05), MRSI_hi=m + 0.1,
+                               human_source="model-vs-human/uniform-noise"
+                               + (" via uniform_noise" if corruption == "gaussian_noise"
+                                  else ""))
                 rows.append(row)
     return pa.Table.from_pylist(rows)
 
 
-@pytest.mark.parametrize("count", [1, 20])
-def test_summary_figures_stay_readable_for_1_to_20_models(count, tmp_path):
-    """R per model and HMRI / MRSI grow wider with the models (bars side by side): their text
-    keeps its size and nothing is printed over a title."""
-    from vcrbench.figures.human import plot_human_indices
-    from vcrbench.figures.vcr import plot_robustness
+def _check_size(fig, path) -> tuple[int, int]:
+    """The PNG fits the report: at most MAX_PNG_HEIGHT high, the figure at most about
+    MAX_FIGURE_WIDTH wide (its labels and colour bar beside), its text readable."""
+    width, height = assert_png(path)
+    assert height <= MAX_PNG_HEIGHT
+    assert fig.get_figwidth() <= MAX_FIGURE_WIDTH + 2.0
+    assert width / height < 5
+    assert_readable(fig)
+    return width, height
 
-    summary = _summary(count)
-    assert_readable(plot_robustness(summary, paths=[tmp_path / "r.png"]))
-    assert_readable(plot_human_indices(summary, paths=[tmp_path / "h.png"]))
+
+def _heat_panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.images and ax.get_title()]
+
+
+SIZES = [(1, 1), (1, 15), (7, 4), (20, 15)]
+
+
+@pytest.mark.parametrize(("models", "corruptions"), SIZES)
+def test_r_per_model_is_readable_for_1_to_20_models(models, corruptions, tmp_path):
+    """Bars per model and corruption while they fit MAX_FIGURE_WIDTH, a heat map of models ×
+    corruptions per property beyond, every R written in its cell."""
+    fig = plot_robustness(summary_rows(models, corruptions), paths=[tmp_path / "r.png"])
+    _check_size(fig, tmp_path / "r.png")
+    heat = _heat_panels(fig)
+    if models * corruptions <= 7 * 4:
+        assert not heat  # the bars of the small runs stay
+        assert sum(len(ax.texts) for ax in fig.axes) == models * corruptions * 4
+    else:
+        assert len(heat) == 4
+        for ax in heat:
+            assert len(ax.texts) == models * corruptions
+            assert not texts_outside_cells(fig, ax)
+            assert [t.get_text() for t in ax.get_yticklabels()] in (
+                [model_label(m) for m in sorted(model_names(models))], [""] * models)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(("models", "corruptions"), SIZES)
+def test_hmri_and_mrsi_are_readable_for_1_to_20_models(models, corruptions, tmp_path):
+    fig = plot_human_indices(summary_rows(models, corruptions), paths=[tmp_path / "h.png"])
+    _check_size(fig, tmp_path / "h.png")
+    heat = _heat_panels(fig)
+    titles = sorted(ax.get_title() for ax in fig.axes if ax.get_title())
+    assert titles == ["HMRI, 16-class accuracy", "HMRI, 16-class consistency",
+                      "MRSI, 16-class accuracy", "MRSI, 16-class consistency"]
+    if models >= 20:
+        assert len(heat) == 4
+        for ax in heat:
+            assert len(ax.texts) == models * corruptions
+            assert not texts_outside_cells(fig, ax)
+    else:
+        assert not heat
+    ticks = {t.get_text() for ax in fig.axes for t in ax.get_xticklabels()}
+    assert {"gaussian_noise\nvia uniform_noise", "gaussian_noise via uniform_noise"} & ticks
+    plt.close(fig)
+
+
+def test_hmri_and_mrsi_of_the_tiny_run_keep_level_names_on_both_rows(tmp_path):
+    fig = plot_human_indices(summary_rows(1, 2), paths=[tmp_path / "h.png"])
+    for ax in fig.axes:
+        labels = ax.get_xticklabels()
+        assert [t.get_text() for t in labels] == ["gaussian_noise\nvia uniform_noise",
+                                                  "shot_noise"]
+        assert all(t.get_rotation() == 0 for t in labels)
+    plt.close(fig)
+
+
+def _relative_errors(models: int, corruptions: int) -> tuple[pa.Table, pa.Table]:
+    """reva/relative-errors.parquet and reva/groups.parquet: both measures, the corruptions
+    and two attacks, about 40 % non-robust."""
+    rng = np.random.default_rng(models + corruptions)
+    rel, groups = [], []
+    perturbations = ([("corruption", c, REVA_CATEGORIES[c]) for c in IMAGENET_C[:corruptions]]
+                     + [("attack", a, "adversarial") for a in ATTACKS])
+    for model in model_names(models):
+        for measure in ("severity", "continuous"):
+            for kind, name, category in perturbations:
+                v = float(rng.uniform(0.8, 4))
+                common = {"model": model, "kind": kind, "perturbation": name,
+                          "category": category, "measure": measure, "value": v}
+                rel.append({**common, "lo": v - 0.3, "hi": v + 0.3, "baseline_error": 0.2,
+                            "resampled": "images (50)", "note": None})
+                groups.append({**common, "rule": "worst-per-category",
+                               "non_robust": bool(rng.uniform() < 0.4), "chosen": True})
+    return (pa.Table.from_pylist(rel, schema=SCHEMA_RELATIVE),
+            pa.Table.from_pylist(groups, schema=GROUPS_SCHEMA))
+
+
+@pytest.mark.parametrize(("models", "corruptions"), [(1, 15), (7, 4), (20, 15)])
+def test_relative_errors_are_readable_for_1_to_20_models(models, corruptions, tmp_path):
+    """One model: its two measures stacked as bars; more: a heat map per measure, a row per
+    model, a star on each non-robust perturbation."""
+    relative, groups = _relative_errors(models, corruptions)
+    fig = plot_relative_errors(relative, groups, models=model_names(models),
+                               paths=[tmp_path / "e.png"])
+    _check_size(fig, tmp_path / "e.png")
+    heat = _heat_panels(fig)
+    if models == 1:
+        assert not heat and len(fig.axes) == 2
+        return
+    assert len(heat) == 2
+    flags = {(g["model"], g["perturbation"], g["measure"]): g["non_robust"]
+             for g in groups.to_pylist()}
+    stars = sum(t.get_text().endswith("*") for ax in heat for t in ax.texts)
+    assert stars == sum(flags.values())
+    for ax in heat:
+        assert len(ax.texts) == models * (corruptions + len(ATTACKS))
+        assert not texts_outside_cells(fig, ax)
+        # attacks last
+        assert ax.get_xticklabels()[-1].get_text() in ("", "pgd (adversarial)")
+    plt.close(fig)
+
+
+def _weak_vs_all(models: int, corruptions: int) -> pa.Table:
+    rng = np.random.default_rng(models * 7 + corruptions)
+    rows = []
+    for model in model_names(models):
+        for c in IMAGENET_C[:corruptions]:
+            for metric, classes in PROPERTIES:
+                w, a = float(rng.uniform(0.1, 0.5)), float(rng.uniform(0.4, 0.9))
+                rows.append({"model": model, "corruption": c, "metric": metric,
+                             "classes": classes, "R_weak": w, "R_weak_lo": w - 0.05,
+                             "R_weak_hi": w + 0.05, "R_all": a, "R_all_lo": a - 0.03,
+                             "R_all_hi": a + 0.03, "difference": w - a,
+                             "difference_lo": w - a - 0.05, "difference_hi": w - a + 0.05,
+                             "lower_on_weak": True, "note": None})
+    return pa.Table.from_pylist(rows, schema=WEAK_SCHEMA)
+
+
+@pytest.mark.parametrize(("models", "corruptions"), [(1, 15), (7, 4), (20, 4)])
+def test_weak_vs_all_is_readable_for_1_to_20_models(models, corruptions, tmp_path):
+    """Up to three models the legend names each model with each set; more: one entry per model
+    and one per set."""
+    names = model_names(models)
+    fig = plot_weak_vs_all(_weak_vs_all(models, corruptions), models=names,
+                           paths=[tmp_path / "w.png"])
+    _check_size(fig, tmp_path / "w.png")
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    if models == 1:
+        assert labels == [f"{names[0]}, weak-robust set", f"{names[0]}, all evaluation images"]
+    else:
+        assert labels == [*map(model_label, names), "weak-robust set", "all evaluation images"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("methods", [1, 7, 20])
+def test_comparison_of_training_methods_is_readable_for_1_to_20_methods(methods, tmp_path):
+    labels = ["Standard", "AugMix", "REVa", "AugMix+REVa", "PGD-AT", "Cutout", "Mixup"]
+    compared = {labels[i % 7] + (f" {i // 7 + 1}" if i >= 7 else ""): f"finetuned:method-{i}"
+                for i in range(methods)}
+    rng = np.random.default_rng(methods)
+    rows = []
+    for label, model in compared.items():
+        for kind, names, crafted in (
+                ("clean", ["clean"], None),
+                ("white-box", [*ATTACKS, "mean_adversarial"], model),
+                ("transfer", [*ATTACKS, "mean_adversarial"], next(iter(compared.values()))),
+                ("corruption", [*IMAGENET_C, "mCE"], None)):
+            for name in names:
+                v = float(rng.uniform(0.1, 0.9))
+                rows.append({"method": label, "model": model, "kind": kind,
+                             "perturbation": name, "category": "", "crafted_on": crafted,
+                             "value": v, "lo": v - 0.04, "hi": v + 0.04, "n_images": 50,
+                             "n_samples": 50, "resampled": "images (50)", "note": None})
+    fig = plot_comparison_errors(pa.Table.from_pylist(rows, schema=COMPARISON_SCHEMA),
+                                 methods=compared, models=[], paths=[tmp_path / "c.png"])
+    _check_size(fig, tmp_path / "c.png")
+    assert len(fig.legends[0].get_texts()) == methods
+    plt.close(fig)
+
+
+def _curves(level: float, properties=PROPERTIES) -> pa.Table:
+    grid = np.linspace(0.0, 1.0, 41)
+    rows = [{"metric": m, "classes": c, "v": float(v), "s": float(s),
+             "lo83": max(0.0, s - 0.05), "hi83": min(1.0, s + 0.05),
+             "lo95": max(0.0, s - 0.08), "hi95": min(1.0, s + 0.08)}
+            for m, c in properties for v, s in zip(grid, level * (1 - grid**2), strict=True)]
+    return pa.Table.from_pylist(rows, schema=CURVES_SCHEMA)
+
+
+def _rates(level: float, properties=PROPERTIES, bins: int = 10) -> pa.Table:
+    rows = [{"metric": m, "classes": c, "bin": b, "lo": b / bins, "hi": (b + 1) / bins,
+             "center": (b + 0.5) / bins, "count": 10,
+             "successes": round(10 * level * (1 - ((b + 0.5) / bins) ** 2)),
+             "rate": level * (1 - ((b + 0.5) / bins) ** 2), "present": True}
+            for m, c in properties for b in range(bins)]
+    return pa.Table.from_pylist(rows, schema=RATES_SCHEMA)
+
+
+def _metrics(properties=PROPERTIES) -> pa.Table:
+    rows = [{**dict.fromkeys(METRICS_SCHEMA.names), "metric": m, "classes": c, "R": 0.5,
+             "bins_present": 8, "dv_min": 0.05, "dv_max": 0.8} for m, c in properties]
+    return pa.Table.from_pylist(rows, schema=METRICS_SCHEMA)
+
+
+@pytest.mark.parametrize("models", [1, 7, 20])
+def test_curves_of_1_to_20_models_keep_four_panels_and_a_readable_legend(models, tmp_path):
+    names = model_names(models)
+    levels = np.linspace(0.5, 0.95, models)
+    human = PROPERTIES[2:]
+    fig = plot_curves({m: _curves(v) for m, v in zip(names, levels, strict=True)},
+                      {m: _rates(v) for m, v in zip(names, levels, strict=True)},
+                      metrics={m: _metrics() for m in names}, corruption="gaussian_noise",
+                      paths=[tmp_path / "c.png"], human=_curves(0.8, human),
+                      human_rates=_rates(0.8, human), human_metrics=_metrics(human),
+                      human_source="model-vs-human/uniform-noise")
+    _check_size(fig, tmp_path / "c.png")
+    assert len([ax for ax in fig.axes if ax.get_title()]) == 4
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    shown = [model_label(m) for m in sorted(names)]
+    assert labels[:models] == shown
+    # every model its own colour up to 20
+    colours = {to_rgba(line.get_color()) for ax in fig.axes for line in ax.get_lines()
+               if line.get_label() in shown}
+    assert len(colours) == models
+    plt.close(fig)
+
+
+def test_model_colours_differ_up_to_20_models_and_keep_the_first_ten():
+    names = [f"m{i:02d}" for i in range(21)]
+    colours = model_colours(names)
+    assert len({colours[m] for m in names[:20]}) == 20
+    assert colours["m20"] == colours["m00"]
+    assert model_colours(names[:10]) == {m: colours[m] for m in names[:10]}
+    assert colours["m00"] == plt.get_cmap("tab10")(0)
+
+
+@pytest.mark.parametrize("corruptions", [1, 4, 15])
+def test_dv_histograms_of_1_to_15_corruptions_are_readable(corruptions, tmp_path):
+    rng = np.random.default_rng(corruptions)
+    names = IMAGENET_C[:corruptions]
+    fig = plot_dv_histograms({c: rng.uniform(0, 1, 300) for c in names}, bins=40,
+                             min_count=20, paths=[tmp_path / "h.png"],
+                             imagenet_c={c: rng.uniform(0, 1, 100) for c in names})
+    _check_size(fig, tmp_path / "h.png")
+    assert len([ax for ax in fig.axes if ax.get_title()]) == corruptions
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("categories", [1, 16])
+def test_pool_scores_of_1_to_16_categories_are_readable(categories, tmp_path):
+    n = 400
+    rng = np.random.default_rng(0)
+    ids = [f"i{k}" for k in range(n)]
+    resilience = pa.table({"image_id": ids,
+                           "category16": pa.array([k % categories for k in range(n)], pa.int8()),
+                           "score": rng.uniform(0, 1, n),
+                           "clean_correct": [k % 4 != 0 for k in range(n)]})
+    ranking = pa.table({"image_id": ids, "selected": [k % 10 == 0 for k in range(n)]})
+    fig = plot_resilience_scores(resilience, ranking, score_label="rho",
+                                 category_names=list(CATEGORIES16), paths=[tmp_path / "s.png"])
+    _check_size(fig, tmp_path / "s.png")
+    assert len(fig.axes[0].get_xticklabels()) == categories
+    plt.close(fig)
