@@ -348,6 +348,12 @@ severities shows how little of the range they span. Parameters are in the units 
 library, on images in [0, 1] (noise) or in pixels (blur).
 """.split())
 
+#: The blurs' domain ends, owned by the operation (tables and FFT planes are sized by them).
+_GLASS_HIGH = tuple(blur.DOMAIN_HIGH["glass_blur", p] for p in ("sigma", "max_delta", "iterations"))
+_GAUSSIAN_HIGH = blur.DOMAIN_HIGH["gaussian_blur", "sigma"]
+_DEFOCUS_RADIUS_HIGH = blur.DOMAIN_HIGH["defocus_blur", "radius"]
+_MOTION_HIGH = tuple(blur.DOMAIN_HIGH["motion_blur", p] for p in ("radius", "sigma"))
+
 _ENTRIES = [
     _entry(
         "shot_noise", "imagenet-c", "noise", {"noise_scale": (0.0, 2.5)},
@@ -381,9 +387,10 @@ _ENTRIES = [
         noise.gaussian_noise, spacing={"sigma": 0.003}),
     _entry(
         "glass_blur", "imagenet-c", "blur",
-        {"sigma": (0.0, 6.0), "max_delta": (0.0, 12.0), "iterations": (0.0, 4.0)},
+        {"sigma": (0.0, _GLASS_HIGH[0]), "max_delta": (0.0, _GLASS_HIGH[1]),
+         "iterations": (0.0, _GLASS_HIGH[2])},
         [(0.7, 1, 2), (0.9, 2, 1), (1.0, 2, 3), (1.1, 3, 2), (1.5, 4, 2)],
-        True, (0.0, 0.0, 0.0), (6.0, 12.0, 4.0),
+        True, (0.0, 0.0, 0.0), _GLASS_HIGH,
         """ImageNet-C glass blur: Gaussian blur (sigma px), truncation to 8 bits, `iterations`
         passes of local pixel shuffling within max_delta px (draws from the seed), Gaussian blur
         again. max_delta and iterations are integers: the continuous value is rounded half up
@@ -396,9 +403,9 @@ _ENTRIES = [
         pixel_parameters=("sigma", "max_delta"),
         pixel_thresholds={"sigma": 0.125, "max_delta": 0.5}, implementation=2),
     _entry(
-        "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, 40.0)},
+        "gaussian_blur", "imagenet-c", "blur", {"sigma": (0.0, _GAUSSIAN_HIGH)},
         [(1.0,), (2.0,), (3.0,), (4.0,), (6.0,)],
-        False, (0.0,), (40.0,),
+        False, (0.0,), (_GAUSSIAN_HIGH,),
         """skimage gaussian (truncate 4, edges replicated), standard deviation sigma px;
         ImageNet-C: 1 to 6 (dv 0.28 to 0.83). 40 px is also the strongest low-pass condition of
         the human experiments of Geirhos et al. (2018) on 224 px images; dv 0.98. sigma is in
@@ -407,9 +414,10 @@ _ENTRIES = [
         blur.gaussian_blur, spacing={"sigma": 0.01}, pixel_parameters=("sigma",),
         pixel_thresholds={"sigma": 0.125}, implementation=2),
     _entry(
-        "defocus_blur", "imagenet-c", "blur", {"radius": (0.0, 30.0), "alias_blur": (0.1, 0.5)},
+        "defocus_blur", "imagenet-c", "blur",
+        {"radius": (0.0, _DEFOCUS_RADIUS_HIGH), "alias_blur": (0.1, 0.5)},
         [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)],
-        False, (0.0, 0.1), (30.0, 0.5),
+        False, (0.0, 0.1), (_DEFOCUS_RADIUS_HIGH, 0.5),
         """ImageNet-C defocus: correlation with a disk x^2 + y^2 <= radius^2 (px, continuous;
         under 1 the disk is one pixel) smoothed by a Gaussian of standard deviation alias_blur,
         reflected borders. alias_blur spans ImageNet-C's two values (at 0.1 the smoothing is
@@ -418,11 +426,13 @@ _ENTRIES = [
         side (the domain is for 224 px; sampling.scale_point). Given points may set alias_blur
         up to 0.6 (CIFAR-10-C's severity 3: corruptions.cifar_c); draws keep 0.1 to 0.5.""",
         blur.defocus_blur, spacing={"radius": 0.01}, pixel_parameters=("radius",),
-        point_domain={"alias_blur": (0.1, 0.6)}, implementation=2),
+        point_domain={"alias_blur": (0.1, blur.DOMAIN_HIGH["defocus_blur", "alias_blur"])},
+        implementation=2),
     _entry(
-        "motion_blur", "imagenet-c", "blur", {"radius": (0.0, 100.0), "sigma": (0.0, 60.0)},
+        "motion_blur", "imagenet-c", "blur",
+        {"radius": (0.0, _MOTION_HIGH[0]), "sigma": (0.0, _MOTION_HIGH[1])},
         [(10, 3), (15, 5), (15, 8), (15, 12), (20, 15)],
-        True, (0.0, 0.0), (100.0, 60.0),
+        True, (0.0, 0.0), _MOTION_HIGH,
         """ImageNet-C motion blur: a one-sided Gaussian streak (standard deviation sigma px) over
         2 * round(radius) + 1 taps, in a direction drawn from the seed, uniform in [-45, 45]
         degrees as in ImageNet-C. Either parameter at 0 is the clean image. ImageNet-C: (10, 3)
