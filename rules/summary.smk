@@ -49,6 +49,7 @@ rule summary:
             corruption=IC_CORRUPTIONS,
         ),
         pilot=pilot_files(),
+        outcomes=adaptive_outcomes(),
     output:
         summary=SUMMARY,
         csv=f"{RESULTS}/metrics/summary.csv",

@@ -94,6 +94,14 @@ def samples_inputs(wildcards):
     return inputs
 
 
+def adaptive_outcomes():
+    """With adaptive spacing, every corruption's outcomes of the first model (their Δv: a bin a
+    sample lands in is reachable, for the summary's note), else none."""
+    if not ADAPTIVE:
+        return []
+    return [f"{RESULTS}/outcomes/{list(MODELS)[0]}/{c}.parquet" for c in CORRUPTIONS]
+
+
 def pilot_files():
     """Every corruption's pilot with adaptive spacing, else none (coverage table, summary)."""
     return [pilot_file(c) for c in CORRUPTIONS] if ADAPTIVE else []

@@ -17,13 +17,15 @@ Design (one code path for every corruption, whatever its number of parameters):
    base design's marginal quantile), so every parameter weighs the same in distances whatever
    its unit or spacing.
 2. **Pilot** (its own rule and file, :func:`pilot_design`): ``pilot_count(n, share)`` scored
-   samples (default 10 % of N) in two rounds, on the run's images (drawn by their own key) at
-   the run's size with the run's VIF. Round 0: the domain's extreme points, the clean values
-   and every corner of the domain (each parameter at an end; at most 16), so that the reachable
-   range includes the identity and the strongest settings. Round 1: the pool's first candidates
-   (the base design as it is). Round 2: candidates picked, from a fit of rounds 0–1, so that
-   their predicted Δv is flat (step 4) over ``[min, max]`` of the Δv seen so far, so that
-   Δv ranges the base design starves are measured too.
+   samples (default 10 % of N) on the run's images (drawn by their own key) at the run's size
+   with the run's VIF, in rounds (column ``round``). 0: the domain's extreme points, the clean
+   values and every corner (each parameter at an end; at most 16), so that the reachable range
+   includes the identity and the strongest settings. 1 (a third): the pool's first candidates,
+   as the pool draws them. 2 (a third, exploring): candidates picked from a fit of rounds 0–1
+   (interpolated across jumps) flat in predicted Δv over every bin between the lowest and the
+   highest Δv seen, so that a stretch rounds 0–1 missed is measured, and a real jump shows as
+   one. 3 (the rest, filling): from a fit of rounds 0–2 (jumps kept), flat over the bins
+   reachable so far, so that the fit is dense where the run will draw.
 3. **Fit.** A candidate's predicted Δv is the mean Δv of its ``k`` nearest pilot samples in the
    coordinates of step 1 (:func:`predict_dv`). This needs no monotonicity and works for one
    parameter or several; it averages over the pilot's images (the image-to-image spread of Δv
@@ -37,8 +39,12 @@ Design (one code path for every corruption, whatever its number of parameters):
 5. **Reachability** (:func:`reachable_bins`): the Δv values the pilot saw, merged into intervals
    wherever two consecutive values are at most :data:`GAP` apart; a bin meeting no interval is
    unreachable: no parameter value gets there at this size (e.g. box and median blur between
-   the clean image and their smallest whole-pixel kernel at 32 px). The coverage table and the
-   summary's note say so (:func:`unreachable_ranges`).
+   the clean image and their smallest whole-pixel kernel at 32 px). A bin where the run's own
+   samples land is reachable whatever the pilot saw (:func:`reached_bins`: the pilot, a few
+   hundred samples, can miss a narrow band that the spread of Δv across images fills). The
+   coverage table and the summary's note say which bins are unreachable
+   (:func:`unreachable_ranges`). :data:`GAP` is wide (six bins at M = 40) so that a
+   gap is a property of the corruption, not a hole in a small pilot.
 
 The pilot's samples do **not** join the estimate: they come from another design (the base
 design's draws, the domain's corners, a flat pick from a fit of half the pilot), so pooling them
@@ -82,11 +88,11 @@ POOL_DEPTH = 2.0
 #: Nearest pilot samples averaged per prediction.
 NEIGHBOURS = 8
 #: Δv gap (in Δv units) above which two pilot values are not joined into one reachable range.
-GAP = 0.1
+GAP = 0.15
 #: Most corner points the pilot scores (2^P, P parameters; P <= 4 in the registry).
 MAX_CORNERS = 16
 #: Pilot rounds (the ``round`` column of the pilot table).
-EXTREMES, BASE, FLAT = 0, 1, 2
+EXTREMES, BASE, EXPLORE, FILL = 0, 1, 2, 3
 _SELECT = Stream("the picks of the adaptive design", salt=0xADA7)
 
 
@@ -152,7 +158,7 @@ def coordinates(pool: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
                k: int = NEIGHBOURS, block: int = 2048, *,
-               clean_xy: np.ndarray | None = None) -> np.ndarray:
+               clean_xy: np.ndarray | None = None, jumps: bool = True) -> np.ndarray:
     """Predicted Δv of each query point from the pilot (coordinates of :func:`coordinates`);
     shape (len(query_xy),).
 
@@ -162,8 +168,8 @@ def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
     constant blocks, so that predictions are continuous (a few steps would be cut unevenly by the
     bins), except across a jump of more than :data:`GAP` between two knots, which stays a jump
     (:func:`interpolate_with_jumps`: the pilot saw no Δv in between, so nothing is predicted
-    there). Several parameters (or no ``clean_xy``):
-    :func:`nearest_mean` of the query, each of the ``k`` nearest pilot points weighted by the
+    there; ``jumps`` False: interpolated too, as the pilot's exploring round wants). Several
+    parameters (or no ``clean_xy``): :func:`nearest_mean` of the query, each of the ``k`` nearest pilot points weighted by the
     biweight ``(1 − (d / h)²)²``, ``h`` the distance to the (k+1)-th.
     """
     pilot_xy = np.asarray(pilot_xy, np.float64)
@@ -180,7 +186,8 @@ def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
             if not mine.any() or not on_side.any():
                 mine = np.ones(len(x), bool)  # a side without pilot points: the whole fit
             xs, ys = monotone_fit(np.abs(x[mine] - c), pilot_dv[mine])
-            out[on_side] = interpolate_with_jumps(np.abs(q[on_side] - c), xs, ys)
+            out[on_side] = interpolate_with_jumps(np.abs(q[on_side] - c), xs, ys,
+                                                  GAP if jumps else np.inf)
         return out
     return nearest_mean(pilot_xy, pilot_dv, query_xy, k, block, weighted=True)
 
@@ -371,32 +378,45 @@ def pilot_design(name: str, seed: int, n: int, score: Scorer, *, side: int = REF
     spec = get_corruption(name)
     pool_points = candidates(name, seed, n, side)
     pool = as_matrix(name, pool_points)
+    pool_xy = coordinates(pool, pool)
+    clean_xy = _clean_xy(name, pool)
     total = pilot_count(n, share)
-    first = total // 2
     extremes = extreme_points(name, side)
-    rows_xy = [as_matrix(name, extremes), pool[:first]]
-    dv0 = np.asarray(score(extremes, 0), np.float64)
-    dv1 = np.asarray(score(pool_points[:first], len(extremes)), np.float64)
-    seen = np.concatenate([dv0, dv1])
-    xy = coordinates(pool, np.concatenate(rows_xy))
-    predicted = predict_dv(xy, seen, coordinates(pool, pool), clean_xy=_clean_xy(name, pool))
-    low, high = int(bin_of(seen.min(), bins)[0]), int(bin_of(seen.max(), bins)[0])
-    target = np.zeros(bins, bool)
-    target[low:high + 1] = True
-    second = flat_selection(predicted, total - first, target,
-                            selection_rng(seed, name, "pilot"), exclude=np.arange(first),
-                            fill_empty=False)
-    dv2 = np.asarray(score([pool_points[j] for j in second], len(extremes) + first), np.float64)
-    chosen = np.concatenate([np.full(len(extremes), -1), np.arange(first), second])
-    matrix = np.concatenate([rows_xy[0], pool[:first], pool[second]])
-    out = {
-        "round": np.concatenate([np.full(len(extremes), EXTREMES), np.full(first, BASE),
-                                 np.full(len(second), FLAT)]).astype(np.int8),
-        "candidate": chosen.astype(np.int64),
-    }
+    sizes = {BASE: total // 3, EXPLORE: total // 3}
+    sizes[FILL] = total - 2 * sizes[BASE]
+    rounds = [np.full(len(extremes), EXTREMES)]
+    chosen = [np.full(len(extremes), -1)]
+    matrix = [as_matrix(name, extremes)]
+    dv = [np.asarray(score(extremes, 0), np.float64)]
+    done = len(extremes)
+
+    def add(kind: int, picked: np.ndarray) -> None:
+        nonlocal done
+        rounds.append(np.full(len(picked), kind))
+        chosen.append(picked)
+        matrix.append(pool[picked])
+        dv.append(np.asarray(score([pool_points[j] for j in picked], done), np.float64))
+        done += len(picked)
+
+    add(BASE, np.arange(sizes[BASE]))
+    for kind in (EXPLORE, FILL):
+        seen, used = np.concatenate(dv), np.concatenate(chosen)
+        predicted = predict_dv(coordinates(pool, np.concatenate(matrix)), seen, pool_xy,
+                               clean_xy=clean_xy, jumps=kind == FILL)
+        if kind == EXPLORE:  # every bin between the extremes seen, gaps included
+            target = np.zeros(bins, bool)
+            target[int(bin_of(seen.min(), bins)[0]):int(bin_of(seen.max(), bins)[0]) + 1] = True
+        else:
+            target = reachable_bins(seen, bins)
+        add(kind, flat_selection(predicted, sizes[kind], target,
+                                 selection_rng(seed, name, f"pilot-{kind}"),
+                                 exclude=used[used >= 0], fill_empty=False))
+    out = {"round": np.concatenate(rounds).astype(np.int8),
+           "candidate": np.concatenate(chosen).astype(np.int64)}
+    stacked = np.concatenate(matrix)
     for j, param in enumerate(spec.parameters):
-        out[param] = matrix[:, j]
-    out["dv"] = np.concatenate([dv0, dv1, dv2])
+        out[param] = stacked[:, j]
+    out["dv"] = np.concatenate(dv)
     return out
 
 
@@ -431,6 +451,15 @@ def adaptive_samples(name: str, seed: int, n: int, pilot: dict[str, np.ndarray],
     picked = flat_selection(predicted, n, reachable_bins(dv, bins),
                             selection_rng(seed, name, "run"))
     return [dict(pool_points[j]) for j in picked]
+
+
+def reached_bins(pilot_dv: np.ndarray, run_dv: np.ndarray | None, bins: int) -> np.ndarray:
+    """Boolean (bins,): bins the pilot reaches (:func:`reachable_bins`) or where a sample of the
+    run lands (``run_dv``, None: the pilot alone)."""
+    reach = reachable_bins(pilot_dv, bins)
+    if run_dv is not None and len(run_dv):
+        reach |= np.bincount(bin_of(run_dv, bins), minlength=bins) > 0
+    return reach
 
 
 def unreachable_ranges(unreachable: np.ndarray) -> list[str]:

@@ -17,7 +17,8 @@ coverage), ``coverage``, ``imagenet_c_n`` (int64, samples of the ImageNet-C samp
 ``imagenet_c_coverage``, ``coverage_at_imagenet_c_n`` (float64 in [0, 1]; the ImageNet-C
 columns null where the corruption has no ImageNet-C sample). A run with ``sampling.spacing:
 adaptive`` has a pilot per corruption that says which bins the corruption can reach at this size
-(:func:`vcrbench.corruptions.adaptive.reachable_bins`); its table has three more columns:
+(:func:`vcrbench.corruptions.adaptive.reachable_bins`, and every bin a sample of the run lands
+in, :func:`~vcrbench.corruptions.adaptive.reached_bins`); its table has three more columns:
 ``reachable_bins`` (int64, bins some parameter value reaches), ``reachable_coverage`` (float64,
 the share of those holding at least L samples: the design's own coverage, which a corruption's
 reach does not lower) and ``unreachable`` (string, the Δv ranges of the other bins, e.g.
@@ -124,11 +125,12 @@ def _reachability(reach: np.ndarray | None, dv: np.ndarray | None, bins: int,
     reach = np.asarray(reach, bool)
     if len(reach) != bins:
         raise ValueError(f"reachability of {len(reach)} bins for a run of {bins}")
-    ranges = unreachable_ranges(~reach)
     covered = None
-    if dv is not None and reach.any():
+    if dv is not None and len(dv):
         counts = np.bincount(bin_of(np.asarray(dv), bins), minlength=bins)
+        reach = reach | (counts > 0)  # a bin the run's samples land in is reachable
         covered = float((counts[reach] >= min_count).mean())
+    ranges = unreachable_ranges(~reach)
     return {"reachable_bins": int(reach.sum()), "reachable_coverage": covered,
             "unreachable": ", ".join(ranges) or None}
 
