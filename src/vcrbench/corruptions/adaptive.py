@@ -169,8 +169,9 @@ def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
     bins), except across a jump of more than :data:`GAP` between two knots, which stays a jump
     (:func:`interpolate_with_jumps`: the pilot saw no Δv in between, so nothing is predicted
     there; ``jumps`` False: interpolated too, as the pilot's exploring round wants). Several
-    parameters (or no ``clean_xy``): :func:`nearest_mean` of the query, each of the ``k`` nearest pilot points weighted by the
-    biweight ``(1 − (d / h)²)²``, ``h`` the distance to the (k+1)-th.
+    parameters (or no ``clean_xy``): :func:`nearest_mean` of the query, each of the ``k``
+    nearest pilot points weighted by the biweight ``(1 − (d / h)²)²``, ``h`` the distance to
+    the (k+1)-th.
     """
     pilot_xy = np.asarray(pilot_xy, np.float64)
     pilot_dv = np.asarray(pilot_dv, np.float64)
