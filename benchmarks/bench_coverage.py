@@ -149,13 +149,13 @@ def main() -> None:
             f"{dv.min():.3f}–{dv.max():.3f} | {1000 * seconds / dv.size:.1f} |"
         )
     if pilots:
-        from vcrbench.corruptions.adaptive import bin_of, reachable_bins, unreachable_ranges
+        from vcrbench.corruptions.adaptive import bin_of, reached_bins, unreachable_ranges
 
         print("\n| corruption | pilot samples | reachable bins | coverage of reachable "
               "| unreachable Δv | pilot time / run time |\n|---|---:|---:|---:|---|---:|")
         for c in names:
             dv, seconds = results[(c, "uniform")]
-            reach = reachable_bins(pilots[c]["dv"], BINS)
+            reach = reached_bins(pilots[c]["dv"], dv, BINS)  # as the coverage table
             counts = np.bincount(bin_of(dv, BINS), minlength=BINS)
             print(f"| {c} | {len(pilots[c]['dv'])} | {reach.sum()} | "
                   f"{(counts[reach] >= args.min_count).mean():.3f} | "

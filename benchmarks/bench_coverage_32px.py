@@ -115,7 +115,7 @@ def main() -> None:
             pilot_s = time.perf_counter() - t0
             points = adaptive.adaptive_samples(corruption, args.seed, args.n, pilot, side=side,
                                                bins=BINS)
-            reachable = adaptive.reachable_bins(pilot["dv"], BINS)
+            reachable = pilot["dv"]
             extra = {"pilot_n": int(len(pilot["dv"]))}
         else:
             points = uniform_samples(corruption, args.seed, range(args.n), args.spacing,
@@ -129,6 +129,7 @@ def main() -> None:
                "dv_min": float(dv.min()), "dv_median": float(np.median(dv)),
                "dv_max": float(dv.max()), "sparse_bins": empty}
         if reachable is not None:
+            reachable = adaptive.reached_bins(reachable, dv, BINS)  # as the coverage table
             row.update(extra, reachable_bins=int(reachable.sum()),
                        reachable_coverage=float((counts >= args.min_count)[reachable].mean()),
                        unreachable=adaptive.unreachable_ranges(~reachable),

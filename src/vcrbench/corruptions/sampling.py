@@ -28,6 +28,11 @@ sample's parameters never depend on the shard, the batch or the other samples. T
   parameter settings behind a Δv can differ from the linear draw's. Parameters without a floor
   are linear in both spacings (uniform marginals, coupled or not).
 
+A third spacing, ``adaptive`` (:mod:`vcrbench.corruptions.adaptive`), is not drawn sample by
+sample: a scored pilot on the run's images at the run's size decides which candidate points the
+run takes, so that Δv is about flat over the bins the corruption reaches, without floors tuned
+for one size. ``visual`` and ``linear`` draws and definitions do not change with it.
+
 Image size. The domains are set for 224 x 224 images. The blur parameters of ImageNet-C and
 Albumentations are lengths in pixels of the image at hand (registry ``pixel_parameters``), so at
 another side ``s`` the same draw would blur a 32 px image far more than a 224 px one. With
