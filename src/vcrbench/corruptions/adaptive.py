@@ -14,7 +14,7 @@ Design (one code path for every corruption, whatever its number of parameters):
    (``scale_point``), so both ends of every parameter have candidates. Parameters only:
    cheap and deterministic from the seed. Each candidate gets coordinates in
    ``[0, 1]^P``: per parameter, its mid-rank among the pool's values of that parameter (the
-   base design's marginal quantile), so every parameter weighs the same in distances whatever
+   pool's marginal quantile), so every parameter weighs the same in distances whatever
    its unit or spacing.
 2. **Pilot** (its own rule and file, :func:`pilot_design`): ``pilot_count(n, share)`` scored
    samples (default 10 % of N) on the run's images (drawn by their own key) at the run's size
@@ -26,14 +26,17 @@ Design (one code path for every corruption, whatever its number of parameters):
    highest Δv seen, so that a stretch rounds 0–1 missed is measured, and a real jump shows as
    one. 3 (the rest, filling): from a fit of rounds 0–2 (jumps kept), flat over the bins
    reachable so far, so that the fit is dense where the run will draw.
-3. **Fit.** A candidate's predicted Δv is the mean Δv of its ``k`` nearest pilot samples in the
-   coordinates of step 1 (:func:`predict_dv`). This needs no monotonicity and works for one
-   parameter or several; it averages over the pilot's images (the image-to-image spread of Δv
-   at fixed parameters stays in the run's Δv).
+3. **Fit** (:func:`predict_dv`). One parameter: Δv is a non-decreasing function of the
+   distance from the clean value on each side (isotonic regression), interpolated linearly
+   between its blocks but not across a jump of more than :data:`GAP` (whole-pixel kernels).
+   Several parameters: the biweighted mean Δv of the ``k`` nearest pilot samples in the
+   coordinates of step 1 (no monotonicity needed). Both average over the pilot's images: the
+   image-to-image spread of Δv at fixed parameters stays in the run's Δv.
 4. **Draw.** The run's N samples are candidates picked by :func:`flat_selection`: the M Δv bins
-   (``binning.bins``) that are reachable (step 5) and hold a candidate's prediction share N
-   equally (a bin with too few candidates gives its rest to the others); within a bin the
-   candidates are a keyed random subset, so the predicted Δv histogram is flat. Sample ``i`` of
+   (``binning.bins``) that are reachable (step 5) share N equally (a bin with too few
+   candidates gives its rest to the others; a reachable bin no prediction falls in, reached
+   only through the spread across images, takes the candidates predicted nearest it); within
+   a bin the candidates are a keyed random subset, so the predicted Δv histogram is flat. Sample ``i`` of
    the run takes the parameters of the ``i``-th picked candidate (in pool order, which is
    random with respect to Δv), its image and noise seed as any run's sample ``i``.
 5. **Reachability** (:func:`reachable_bins`): the Δv values the pilot saw, merged into intervals
@@ -46,11 +49,11 @@ Design (one code path for every corruption, whatever its number of parameters):
    (:func:`unreachable_ranges`). :data:`GAP` is wide (six bins at M = 40) so that a
    gap is a property of the corruption, not a hole in a small pilot.
 
-The pilot's samples do **not** join the estimate: they come from another design (the base
-design's draws, the domain's corners, a flat pick from a fit of half the pilot), so pooling them
+The pilot's samples do **not** join the estimate: they come from other designs (the pool's
+draws, the domain's corners, flat picks from fits of part of the pilot), so pooling them
 with the run's samples would change the law of the parameters behind each Δv bin without weights
 that make them one design; and the run's N stays the N of the configuration. Their cost is the
-pilot's share of the scoring (10 % by default, at most 16 corner samples more).
+pilot's share of the scoring (10 % by default, at least 40, plus at most 17 extreme points).
 
 Everything is deterministic: the pool from ``parameter_rng``, the pilot's images and noise from
 their own keys, every random pick from :func:`selection_rng`, ties broken by candidate order.
@@ -79,13 +82,13 @@ from vcrbench.errors import VcrbenchError
 BASE_SPACING = "linear+visual"
 #: Default share of N the pilot scores (``sampling.pilot_share``).
 PILOT_SHARE = 0.1
-#: The fewest pilot samples of rounds 1 and 2 together, whatever N.
+#: The fewest pilot samples of rounds 1 to 3 together, whatever N.
 MIN_PILOT = 40
 #: Candidates per run sample, and the fewest candidates.
 POOL_FACTOR, MIN_POOL = 10, 5000
 #: The candidates' log floors are the registry's raised to this power (more decades).
 POOL_DEPTH = 2.0
-#: Nearest pilot samples averaged per prediction.
+#: Nearest pilot samples averaged per prediction (smoothing and several parameters).
 NEIGHBOURS = 8
 #: Δv gap (in Δv units) above which two pilot values are not joined into one reachable range.
 GAP = 0.15
@@ -102,7 +105,8 @@ def pool_size(n: int) -> int:
 
 
 def pilot_count(n: int, share: float = PILOT_SHARE) -> int:
-    """Pilot samples of rounds 1 and 2 together for a run of ``n`` samples."""
+    """Pilot samples of rounds 1 to 3 together for a run of ``n`` samples (round 0's extreme
+    points come on top)."""
     if not 0 < share <= 1:
         raise VcrbenchError(f"sampling.pilot_share must lie in (0, 1], got {share!r}")
     return max(MIN_PILOT, math.ceil(share * int(n)))
@@ -280,7 +284,7 @@ def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
     prediction (reached in the pilot only through the spread of Δv across images, e.g. beyond the
     strongest setting's mean) takes its share from the candidates predicted nearest its centre,
     so the design still sends samples its way (``fill_empty``; else the empty bins' share goes
-    to the others, as the pilot's second round does, whose target range may span gaps). If the
+    to the others, as the pilot's exploring and filling rounds do). If the
     candidates run short, the rest are picked at random among the others. ``exclude``:
     candidate indices not to pick.
     """
@@ -373,7 +377,8 @@ def pilot_design(name: str, seed: int, n: int, score: Scorer, *, side: int = REF
     ``score(points, first)`` returns the Δv (float64, (len(points),)) of pilot samples
     ``first`` … ``first + len(points) − 1`` with those parameters (the workflow corrupts and
     scores them on the run's images, :func:`pilot_images`, :func:`pilot_noise_seeds`).
-    Returns columns ``round`` (int8), ``candidate`` (int64, pool index; −1 for round 0),
+    Returns columns ``round`` (int8, 0 to 3: extremes, pool, exploring, filling),
+    ``candidate`` (int64, pool index; −1 for round 0),
     one per parameter (float64) and ``dv`` (float64), one row per pilot sample in order.
     """
     spec = get_corruption(name)
