@@ -36,9 +36,10 @@ Design (one code path for every corruption, whatever its number of parameters):
    (``binning.bins``) that are reachable (step 5) share N equally (a bin with too few
    candidates gives its rest to the others; a reachable bin no prediction falls in, reached
    only through the spread across images, takes the candidates predicted nearest it); within
-   a bin the candidates are a keyed random subset, so the predicted Δv histogram is flat. Sample ``i`` of
-   the run takes the parameters of the ``i``-th picked candidate (in pool order, which is
-   random with respect to Δv), its image and noise seed as any run's sample ``i``.
+   a bin the candidates are a keyed random subset, so the predicted Δv histogram is flat.
+   Sample ``i`` of the run takes the parameters of the ``i``-th picked candidate (in pool
+   order, which is random with respect to Δv), its image and noise seed as any run's sample
+   ``i``.
 5. **Reachability** (:func:`reachable_bins`): the Δv values the pilot saw, merged into intervals
    wherever two consecutive values are at most :data:`GAP` apart; a bin meeting no interval is
    unreachable: no parameter value gets there at this size (e.g. box and median blur between
