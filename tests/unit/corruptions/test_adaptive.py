@@ -252,3 +252,16 @@ def test_visual_and_linear_runs_are_unchanged_byte_for_byte():
             tables.update(json.dumps(table.to_pylist()).encode())
     assert (draws.hexdigest(), definitions.hexdigest(), tables.hexdigest()) == (
         DRAWS, DEFINITIONS, TABLES)
+
+
+def test_config_takes_adaptive_and_its_share_and_leaves_other_runs_as_they_were():
+    from vcrbench.config import validate_config
+
+    base = {"dataset": {"source": "builtin"}, "corruptions": ["gaussian_noise"],
+            "models": ["efficientnet-lite0"]}
+    assert "pilot_share" not in validate_config(dict(base))["sampling"]
+    adaptive_run = validate_config({**base, "sampling": {"spacing": "adaptive",
+                                                         "pilot_share": 0.2}})
+    assert adaptive_run["sampling"]["pilot_share"] == 0.2
+    with pytest.raises(VcrbenchError, match="pilot_share"):
+        validate_config({**base, "sampling": {"spacing": "adaptive", "pilot_share": 0}})
