@@ -8,8 +8,15 @@ least 20 samples. ImageNet-C corruptions are also sampled in ``imagenet-c`` mode
 (N/5 images at each of the five severities).
 
     python benchmarks/bench_coverage.py [--n 2000] [--workers 2] [--corruptions a,b,...]
-                                        [--spacing visual|linear] [--no-imagenet-c]
-                                        [--seed 0] [--save DIR]
+                                        [--spacing visual|linear|adaptive] [--no-imagenet-c]
+                                        [--seed 0] [--save DIR] [--min-count 20]
+                                        [--pilot-share 0.1]
+
+``--spacing adaptive`` scores each corruption's pilot first (the workflow's rule pilot:
+:func:`vcrbench.corruptions.adaptive.pilot_design` with
+:func:`vcrbench.evaluation.samples.pilot_samples`), then draws the run from it; the table adds
+the reachable bins, their coverage, the unreachable Δv and the pilot's scoring time as a share of
+the run's.
 
 Prints a Markdown table; run on a quiet machine (about 10 minutes for all 14 at N = 2000,
 2 cores).
@@ -41,31 +48,43 @@ PAPER = {
 }
 
 
-def _dv(job: tuple[str, str, int, int, str, int]
-        ) -> tuple[str, str, np.ndarray, dict[str, np.ndarray], float]:
-    corruption, mode, n, shard_size, spacing, seed = job
+def _dv(job: tuple[str, str, int, int, str, int, float]
+        ) -> tuple[str, str, np.ndarray, dict[str, np.ndarray], float, dict | None]:
+    corruption, mode, n, shard_size, spacing, seed, share = job
     import torch
 
     torch.set_num_threads(1)
     from vcrbench.core.shards import shard_count
-    from vcrbench.corruptions import CORRUPTIONS
+    from vcrbench.corruptions import CORRUPTIONS, adaptive
     from vcrbench.data.datasets import build_index
-    from vcrbench.evaluation.samples import make_samples
+    from vcrbench.evaluation.samples import make_samples, pilot_samples
     from vcrbench.evaluation.scoring import score_shard
 
-    start = time.perf_counter()
     index, _ = build_index("imagefolder", str(SAMPLE))
     ids = index.column("image_id").to_pylist()
+    extra, pilot = {}, None
+    if mode == "uniform" and spacing == "adaptive":
+        start = time.perf_counter()
+
+        def score(points, first):
+            table = pilot_samples(ids, corruption, seed=seed, points=points, first=first)
+            return score_shard(table, index, store_images=False).column("dv").to_numpy()
+
+        columns = adaptive.pilot_design(corruption, seed, n, score, share=share, bins=BINS)
+        extra = {"pilot": adaptive.pilot_table(columns), "bins": BINS}
+        pilot = {"dv": columns["dv"], "seconds": time.perf_counter() - start}
+    start = time.perf_counter()
     values, params = [], []
     for shard in range(shard_count(n, shard_size)):
         samples = make_samples(
             ids, corruption, seed=seed, mode=mode, n=n, shard_size=shard_size, shard=shard,
-            spacing=spacing,
+            spacing=spacing if mode == "uniform" else "visual", **extra,
         )
-        values.append(score_shard(samples, index).column("dv").to_numpy())
+        values.append(score_shard(samples, index, store_images=False).column("dv").to_numpy())
         params.append({p: samples.column(p).to_numpy() for p in CORRUPTIONS[corruption].parameters})
     joined = {p: np.concatenate([shard[p] for shard in params]) for p in params[0]}
-    return corruption, mode, np.concatenate(values), joined, time.perf_counter() - start
+    return (corruption, mode, np.concatenate(values), joined, time.perf_counter() - start,
+            pilot)
 
 
 def main() -> None:
@@ -76,7 +95,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--corruptions", default=",".join(CORRUPTIONS))
-    parser.add_argument("--spacing", default="visual", choices=["visual", "linear"])
+    parser.add_argument("--spacing", default="visual", choices=["visual", "linear", "adaptive"])
+    parser.add_argument("--min-count", type=int, default=MIN_COUNT,
+                        help="L (20; scale it with N: 5 at N = 500)")
+    parser.add_argument("--pilot-share", type=float, default=0.1)
     parser.add_argument("--no-imagenet-c", action="store_true", help="only the uniform sample")
     parser.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     parser.add_argument("--save", help="folder to save each sample's Δv and parameters to (.npz)")
@@ -85,16 +107,20 @@ def main() -> None:
         raise SystemExit(f"{SAMPLE} is absent")
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     names = args.corruptions.split(",")
-    jobs = [(c, "uniform", args.n, 250, args.spacing, args.seed) for c in names]
+    jobs = [(c, "uniform", args.n, 250, args.spacing, args.seed, args.pilot_share)
+            for c in names]
     jobs += [
-        (c, "imagenet-c", args.n, 250, args.spacing, args.seed)
+        (c, "imagenet-c", args.n, 250, args.spacing, args.seed, args.pilot_share)
         for c in names
         if CORRUPTIONS[c].imagenet_c_severities is not None and not args.no_imagenet_c
     ]
     results: dict[tuple[str, str], tuple[np.ndarray, float]] = {}
+    pilots: dict[str, dict] = {}
     with ProcessPoolExecutor(args.workers) as pool:
-        for corruption, mode, dv, params, seconds in pool.map(_dv, jobs):
+        for corruption, mode, dv, params, seconds, pilot in pool.map(_dv, jobs):
             results[(corruption, mode)] = (dv, seconds)
+            if pilot is not None:
+                pilots[corruption] = pilot
             if args.save:
                 Path(args.save).mkdir(parents=True, exist_ok=True)
                 np.savez(Path(args.save) / f"{corruption}-{mode}.npz", dv=dv, **params)
@@ -103,7 +129,7 @@ def main() -> None:
     print(machine_line())
     print(
         f"N = {args.n} per corruption and mode, {args.spacing} spacing, {BINS} bins, "
-        f"L = {MIN_COUNT}, "
+        f"L = {args.min_count}, "
         f"{SAMPLE.name} (1,000 ImageNet images), seed {args.seed}\n"
     )
     print(
@@ -114,14 +140,27 @@ def main() -> None:
     for c in names:
         dv, seconds = results[(c, "uniform")]
         imagenet_c = results.get((c, "imagenet-c"))
-        c_cov = f"{coverage(imagenet_c[0], BINS, MIN_COUNT):.3f}" if imagenet_c else "–"
+        c_cov = f"{coverage(imagenet_c[0], BINS, args.min_count):.3f}" if imagenet_c else "–"
         paper_c, paper_vcr = PAPER.get(c, (None, None))
         print(
-            f"| {c} | {coverage(dv, BINS, MIN_COUNT):.3f} | {c_cov} | "
+            f"| {c} | {coverage(dv, BINS, args.min_count):.3f} | {c_cov} | "
             f"{paper_c if paper_c is not None else '–'} | "
             f"{paper_vcr if paper_vcr is not None else '–'} | "
             f"{dv.min():.3f}–{dv.max():.3f} | {1000 * seconds / dv.size:.1f} |"
         )
+    if pilots:
+        from vcrbench.corruptions.adaptive import bin_of, reached_bins, unreachable_ranges
+
+        print("\n| corruption | pilot samples | reachable bins | coverage of reachable "
+              "| unreachable Δv | pilot time / run time |\n|---|---:|---:|---:|---|---:|")
+        for c in names:
+            dv, seconds = results[(c, "uniform")]
+            reach = reached_bins(pilots[c]["dv"], dv, BINS)  # as the coverage table
+            counts = np.bincount(bin_of(dv, BINS), minlength=BINS)
+            print(f"| {c} | {len(pilots[c]['dv'])} | {reach.sum()} | "
+                  f"{(counts[reach] >= args.min_count).mean():.3f} | "
+                  f"{', '.join(unreachable_ranges(~reach)) or '—'} | "
+                  f"{pilots[c]['seconds'] / seconds:.2f} |")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ include: "functions/imagenet_c.smk"
 
 
 use rule samples as imagenet_c_samples with:
+    input:
+        index=rules.index.output.index,
     output:
         shards=sample_shards("imagenet-c/samples", IC_SHARDS),
     log:

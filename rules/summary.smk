@@ -48,6 +48,8 @@ rule summary:
             model=MODELS,
             corruption=IC_CORRUPTIONS,
         ),
+        pilot=pilot_files(),
+        outcomes=adaptive_outcomes(),
     output:
         summary=SUMMARY,
         csv=f"{RESULTS}/metrics/summary.csv",
@@ -127,6 +129,7 @@ use rule figure_base as coverage_table with:
             model=list(MODELS)[:1],
             corruption=IC_CORRUPTIONS,
         ),
+        pilot=pilot_files(),
     output:
         markdown=f"{RESULTS}/metrics/coverage.md",
         csv=f"{RESULTS}/metrics/coverage.csv",

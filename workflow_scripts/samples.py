@@ -11,6 +11,9 @@ from vcrbench.evaluation.samples import make_samples  # noqa: E402
 with job(snakemake.log[0], snakemake.threads, "samples") as log:
     image_ids = read_table(snakemake.input.index, ["image_id"]).column("image_id").to_pylist()
     sampling = snakemake.params.sampling
+    pilot = snakemake.input.get("pilot")  # sampling.spacing adaptive, uniform mode
+    extra = {} if not pilot or sampling["mode"] != "uniform" else {
+        "pilot": read_table(pilot), "bins": snakemake.params.definition["adaptive"]["bins"]}
     for shard, path in enumerate(snakemake.output.shards):
         table = make_samples(
             image_ids,
@@ -23,6 +26,7 @@ with job(snakemake.log[0], snakemake.threads, "samples") as log:
             spacing=sampling["spacing"],
             side=snakemake.params.side,
             jpeg_quality=sampling.get("jpeg_quality"),
+            **extra,
         )
         write_table(table, path)
         log.info("shard %d: %d samples", shard, table.num_rows)

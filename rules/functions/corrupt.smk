@@ -4,6 +4,13 @@ from vcrbench.core.shards import shard_count  # noqa: E402
 from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
 from vcrbench.evaluation.scoring import stores_images  # noqa: E402
 
+# sampling.spacing adaptive: a scored pilot per corruption decides the uniform draws.
+ADAPTIVE = config["sampling"]["spacing"] == "adaptive" and config["sampling"]["mode"] == "uniform"
+if ADAPTIVE and config["reva"]["enabled"]:
+    raise WorkflowError(
+        "sampling.spacing adaptive has no pilot for REVa's weak set yet; use "
+        "spacing visual or linear with reva.enabled"
+    )
 SHARDS = list(range(shard_count(config["sampling"]["n"], config["sampling"]["shard_size"])))
 # ImageNet-C severity samples re-saved as JPEG (imagenet_c.jpeg_quality): a key of their rules'
 # sampling parameter only when set, so that the default leaves every rule's parameters unchanged.
@@ -57,10 +64,47 @@ def inference_runtime(wildcards, input):
 
 def uniform_definition(wildcards):
     """The registry's sampling definition of a corruption (uniform mode): a rule parameter, so
-    that a change to its domains or spacing re-draws exactly that corruption's samples."""
+    that a change to its domains or spacing re-draws exactly that corruption's samples (with
+    adaptive spacing also the pilot's settings and M; visual and linear runs' are unchanged)."""
+    if ADAPTIVE:
+        return sampling_definition(
+            wildcards.corruption,
+            "uniform",
+            "adaptive",
+            side=IMAGE_SIDE,
+            pilot_share=config["sampling"].get("pilot_share"),
+            bins=config["binning"]["bins"],
+        )
     return sampling_definition(
         wildcards.corruption, "uniform", config["sampling"]["spacing"], side=IMAGE_SIDE
     )
+
+
+def pilot_file(corruption):
+    """The scored pilot of a corruption (sampling.spacing adaptive)."""
+    return f"{RESULTS}/pilot/{corruption}.parquet"
+
+
+def samples_inputs(wildcards):
+    """The samples rule's inputs: the index, and the pilot with adaptive spacing only (so that
+    visual and linear runs keep their inputs)."""
+    inputs = {"index": rules.index.output.index}
+    if ADAPTIVE:
+        inputs["pilot"] = pilot_file(wildcards.corruption)
+    return inputs
+
+
+def adaptive_outcomes():
+    """With adaptive spacing, every corruption's outcomes of the first model (their Δv: a bin a
+    sample lands in is reachable, for the summary's note), else none."""
+    if not ADAPTIVE:
+        return []
+    return [f"{RESULTS}/outcomes/{list(MODELS)[0]}/{c}.parquet" for c in CORRUPTIONS]
+
+
+def pilot_files():
+    """Every corruption's pilot with adaptive spacing, else none (coverage table, summary)."""
+    return [pilot_file(c) for c in CORRUPTIONS] if ADAPTIVE else []
 
 
 def sample_shards(folder, shards):

@@ -28,6 +28,11 @@ sample's parameters never depend on the shard, the batch or the other samples. T
   parameter settings behind a Δv can differ from the linear draw's. Parameters without a floor
   are linear in both spacings (uniform marginals, coupled or not).
 
+A third spacing, ``adaptive`` (:mod:`vcrbench.corruptions.adaptive`), is not drawn sample by
+sample: a scored pilot on the run's images at the run's size decides which candidate points the
+run takes, so that Δv is about flat over the bins the corruption reaches, without floors tuned
+for one size. ``visual`` and ``linear`` draws and definitions do not change with it.
+
 Image size. The domains are set for 224 x 224 images. The blur parameters of ImageNet-C and
 Albumentations are lengths in pixels of the image at hand (registry ``pixel_parameters``), so at
 another side ``s`` the same draw would blur a 32 px image far more than a 224 px one. With
@@ -59,6 +64,8 @@ from vcrbench.corruptions.registry import Corruption, get_corruption
 from vcrbench.errors import VcrbenchError
 
 SPACINGS = ("visual", "linear")
+#: The spacing drawn from a scored pilot (:mod:`vcrbench.corruptions.adaptive`), not per sample.
+ADAPTIVE = "adaptive"
 #: The image side (px) the registry's domains are set for.
 REFERENCE_SIDE = 224
 #: The side at which ``imagenet-c`` mode uses CIFAR-10-C's severities.
@@ -116,8 +123,12 @@ def sample_parameters(name: str, rng: np.random.Generator,
                       spacing: str = "visual") -> dict[str, float]:
     """One parameter point over the whole domain, ``spacing`` as in the module docstring."""
     spec = get_corruption(name)
+    if spacing == ADAPTIVE:
+        raise VcrbenchError(f"{name}: adaptive spacing draws from a scored pilot, not sample by "
+                            "sample; use vcrbench.corruptions.adaptive.adaptive_samples")
     if spacing not in SPACINGS:
-        raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of {SPACINGS}")
+        raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of "
+                            f"{(*SPACINGS, ADAPTIVE)}")
     draws = {param: float(rng.uniform(low, high)) for param, (low, high) in spec.parameters.items()}
     if spacing == "linear":
         return draws
@@ -210,7 +221,8 @@ def uniform_samples(name: str, seed: int, sample_ids: Sequence[int],
 
 
 def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual",
-                        side: int = REFERENCE_SIDE) -> dict[str, object]:
+                        side: int = REFERENCE_SIDE, *, pilot_share: float | None = None,
+                        bins: int | None = None) -> dict[str, object]:
     """Everything in the registry that decides corruption ``name``'s parameter draws in
     ``mode`` (JSON-able): for ``uniform``, the domains and, with ``visual`` spacing, the clean
     values, floors, powers and coupling; for ``imagenet-c``, the parameter names and the five
@@ -226,6 +238,11 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
     scale, spatter's settings), ``layers``: that, at this side; for a corruption whose code is
     past its first version (registry ``implementation``), ``implementation``: that version (the
     samples are the same draws, but their bytes are not, so their scores are remade).
+
+    With ``adaptive`` spacing (uniform mode): the ``visual`` definition (the candidates' base
+    design) with an ``adaptive`` key, the pilot's settings (``pilot_share``, default
+    :data:`vcrbench.corruptions.adaptive.PILOT_SHARE`) and the run's M ``bins`` (default 40);
+    ``visual`` and ``linear`` definitions are unchanged by its existence.
 
     The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
     exactly the samples it touches on the next run instead of reusing stale ones.
@@ -243,6 +260,16 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
             if spec.side_layers is not None:
                 out["layers"] = spec.side_layers(side)
         return _with_implementation(spec, out)
+    if spacing == ADAPTIVE:
+        from vcrbench.corruptions.adaptive import PILOT_SHARE, adaptive_definition
+
+        out = sampling_definition(name, mode, "visual", side)
+        out["adaptive"] = adaptive_definition(
+            PILOT_SHARE if pilot_share is None else pilot_share, 40 if bins is None else bins)
+        return out
+    if spacing not in SPACINGS:
+        raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of "
+                            f"{(*SPACINGS, ADAPTIVE)}")
     domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
     if spacing == "linear":
         out = {"parameters": domains}

@@ -51,12 +51,16 @@ def make_samples(
     spacing: str = "visual",
     side: int = 224,
     jpeg_quality: int | None = None,
+    pilot: pa.Table | None = None,
+    bins: int = 40,
 ) -> pa.Table:
     """The samples table of one shard (see module docstring); ``spacing`` as in
-    :mod:`vcrbench.corruptions.sampling` (uniform mode only); ``side``, the side (px) of the
-    images the samples are for: pixel parameters' draws scale with it in uniform mode, and
-    imagenet-c mode uses CIFAR-10-C's severities at 32 (``sampling``, "Image size"; 224, the
-    default, is the registry's own domains and ImageNet-C's severities); ``jpeg_quality``
+    :mod:`vcrbench.corruptions.sampling` (uniform mode only; ``adaptive``: from the scored
+    ``pilot`` table with the run's M ``bins``, :mod:`vcrbench.corruptions.adaptive`);
+    ``side``, the side (px) of the images the samples are for: pixel parameters' draws scale
+    with it in uniform mode, and imagenet-c mode uses CIFAR-10-C's severities at 32
+    (``sampling``, "Image size"; 224, the default, is the registry's own domains and
+    ImageNet-C's severities); ``jpeg_quality``
     (imagenet-c mode only; None: none) re-saves every corrupted image as a JPEG of that quality
     (the ``jpeg_quality`` column)."""
     # imported here: the corruptions load torch, which the statistics jobs that read this
@@ -70,7 +74,18 @@ def make_samples(
         raise VcrbenchError(f"corruption {corruption}: parameter names {clash} clash with columns")
     ids = list(shard_range(shard, n, shard_size))
     order = image_order(len(image_ids), seed, corruption)
-    if mode == "uniform":
+    if mode == "uniform" and spacing == "adaptive":
+        from vcrbench.corruptions.adaptive import adaptive_samples
+
+        if pilot is None:
+            raise VcrbenchError(f"{corruption}: sampling.spacing adaptive needs the scored pilot "
+                                "table (rule pilot)")
+        pilot_columns = {name: pilot.column(name).to_numpy() for name in [*names, "dv"]}
+        every = adaptive_samples(corruption, seed, n, pilot_columns, side=side, bins=bins)
+        params = [every[i] for i in ids]
+        images = [image_ids[order[i % len(image_ids)]] for i in ids]
+        severity = [0] * len(ids)
+    elif mode == "uniform":
         params = uniform_samples(corruption, seed, ids, spacing, side)
         images = [image_ids[order[i % len(image_ids)]] for i in ids]
         severity = [0] * len(ids)
@@ -106,3 +121,28 @@ def make_samples(
 def parameter_columns(table: pa.Table) -> list[str]:
     """The corruption-parameter columns of a samples table."""
     return [c for c in table.column_names if c not in FIXED_COLUMNS + OPTIONAL_COLUMNS]
+
+
+def pilot_samples(image_ids: list[str], corruption: str, *, seed: int,
+                  points: list[dict[str, float]], first: int) -> pa.Table:
+    """A samples table (schema of a uniform shard) of pilot samples ``first`` …
+    ``first + len(points) − 1`` with the given parameters: images and noise seeds from the
+    pilot's own keys (:func:`vcrbench.corruptions.adaptive.pilot_images`,
+    :func:`~vcrbench.corruptions.adaptive.pilot_noise_seeds`), ``sample_id`` the pilot index."""
+    from vcrbench.corruptions import get_corruption
+    from vcrbench.corruptions.adaptive import pilot_images, pilot_noise_seeds
+
+    count = first + len(points)
+    ids = list(range(first, count))
+    images = pilot_images(image_ids, seed, corruption, count)[first:]
+    seeds = pilot_noise_seeds(seed, corruption, count)[first:]
+    columns = {
+        "sample_id": pa.array(ids, pa.int64()),
+        "image_id": pa.array(images, pa.string()),
+        "corruption": pa.array([corruption] * len(ids), pa.string()),
+        "seed": pa.array(seeds, pa.int64()),
+        "severity": pa.array([0] * len(ids), pa.int8()),
+    }
+    for name in get_corruption(corruption).parameters:
+        columns[name] = pa.array([float(p[name]) for p in points], pa.float64())
+    return pa.table(columns)

@@ -192,5 +192,18 @@ def coverage_html(table: pa.Table, *, bins: int, min_count: int) -> str:
             _text_cell("–", "null") if none else _number_cell(row["imagenet_c_coverage"]),
             _text_cell("–", "null") if none else _number_cell(row["coverage_at_imagenet_c_n"]),
         ])
+        if "unreachable" in table.column_names:  # adaptive runs (vcrbench.vcr.coverage)
+            rows[-1] += [
+                _text_cell("–", "null") if row["reachable_bins"] is None
+                else _number_cell(row["reachable_bins"]),
+                _text_cell("–", "null") if row["reachable_coverage"] is None
+                else _number_cell(row["reachable_coverage"]),
+                _text_cell(row["unreachable"] or "none"),
+            ]
+    if "unreachable" in table.column_names:
+        from vcrbench.vcr.coverage import UNREACHABLE_NOTE
+
+        header = [*header, "reachable bins", "coverage of the reachable bins", "unreachable Δv"]
+        intro += f" {UNREACHABLE_NOTE}."
     return html_page("Δv coverage of the uniform and the ImageNet-C samples", intro, header,
                      rows)

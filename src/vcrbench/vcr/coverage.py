@@ -15,7 +15,15 @@ ImageNet-C sample's size, the mean over every subsample of that size
 Table columns: ``corruption`` (string), ``n_samples`` (int64, uniform samples behind the
 coverage), ``coverage``, ``imagenet_c_n`` (int64, samples of the ImageNet-C sample),
 ``imagenet_c_coverage``, ``coverage_at_imagenet_c_n`` (float64 in [0, 1]; the ImageNet-C
-columns null where the corruption has no ImageNet-C sample). Shown as CSV
+columns null where the corruption has no ImageNet-C sample). A run with ``sampling.spacing:
+adaptive`` has a pilot per corruption that says which bins the corruption can reach at this size
+(:func:`vcrbench.corruptions.adaptive.reachable_bins`, and every bin a sample of the run lands
+in, :func:`~vcrbench.corruptions.adaptive.reached_bins`); its table has three more columns:
+``reachable_bins`` (int64, bins some parameter value reaches), ``reachable_coverage`` (float64,
+the share of those holding at least L samples: the design's own coverage, which a corruption's
+reach does not lower) and ``unreachable`` (string, the Δv ranges of the other bins, e.g.
+``0.025–0.600``; null where every bin is reachable). Other runs' tables are unchanged. Shown as
+CSV
 (:func:`vcrbench.core.tables.csv_text`), Markdown (:func:`coverage_markdown`) and HTML for the
 report (:func:`vcrbench.figures.tables.coverage_html`), derived from the Parquet summary.
 """
@@ -40,6 +48,12 @@ SCHEMA = pa.schema(
         ("coverage_at_imagenet_c_n", pa.float64()),
     ]
 )
+#: The columns an adaptive run's table adds (module docstring).
+REACHABILITY = (
+    pa.field("reachable_bins", pa.int64()),
+    pa.field("reachable_coverage", pa.float64()),
+    pa.field("unreachable", pa.string()),
+)
 
 
 def coverage_table(
@@ -50,6 +64,7 @@ def coverage_table(
     imagenet_c_n: Mapping[str, int] | None = None,
     bins: int = 40,
     min_count: int = 20,
+    reachable: Mapping[str, np.ndarray] | None = None,
 ) -> pa.Table:
     """One row per corruption (in ``corruptions`` order, else the summary's), module docstring.
 
@@ -60,6 +75,8 @@ def coverage_table(
             the ImageNet-C sample's size; null without).
         imagenet_c_n: corruption -> size of its ImageNet-C sample (absent: none).
         bins, min_count: the run's M and L.
+        reachable: corruption -> boolean (bins,), the bins its pilot reaches (adaptive runs;
+            None: the table without the reachability columns).
     """
     uniform_dv = uniform_dv or {}
     imagenet_c_n = imagenet_c_n or {}
@@ -91,7 +108,31 @@ def coverage_table(
                 "coverage_at_imagenet_c_n": at_n,
             }
         )
-    return pa.Table.from_pylist(out, schema=SCHEMA)
+        if reachable is not None:
+            out[-1].update(_reachability(reachable.get(corruption), dv, bins, min_count))
+    if reachable is None:
+        return pa.Table.from_pylist(out, schema=SCHEMA)
+    return pa.Table.from_pylist(out, schema=pa.schema([*SCHEMA, *REACHABILITY]))
+
+
+def _reachability(reach: np.ndarray | None, dv: np.ndarray | None, bins: int,
+                  min_count: int) -> dict[str, object]:
+    """The reachability columns of one corruption (nulls without its pilot or its Δv)."""
+    from vcrbench.corruptions.adaptive import bin_of, unreachable_ranges
+
+    if reach is None:
+        return {"reachable_bins": None, "reachable_coverage": None, "unreachable": None}
+    reach = np.asarray(reach, bool)
+    if len(reach) != bins:
+        raise ValueError(f"reachability of {len(reach)} bins for a run of {bins}")
+    covered = None
+    if dv is not None and len(dv):
+        counts = np.bincount(bin_of(np.asarray(dv), bins), minlength=bins)
+        reach = reach | (counts > 0)  # a bin the run's samples land in is reachable
+        covered = float((counts[reach] >= min_count).mean())
+    ranges = unreachable_ranges(~reach)
+    return {"reachable_bins": int(reach.sum()), "reachable_coverage": covered,
+            "unreachable": ", ".join(ranges) or None}
 
 
 def _fraction(value: float | None) -> str:
@@ -103,21 +144,37 @@ def coverage_markdown(table: pa.Table, *, bins: int | None = None,
     """The coverage table as Markdown, with M and L stated when given."""
     header = ["corruption", "uniform samples", "uniform coverage", "ImageNet-C samples",
               "ImageNet-C coverage", "uniform coverage at the ImageNet-C size"]
-    rows = [
-        [
+    reach = "unreachable" in table.column_names
+    if reach:
+        header += ["reachable bins", "coverage of the reachable bins", "unreachable Δv"]
+    rows = []
+    for row in table.to_pylist():
+        rows.append([
             row["corruption"],
             str(row["n_samples"]),
             _fraction(row["coverage"]),
             "–" if row["imagenet_c_n"] is None else str(row["imagenet_c_n"]),
             _fraction(row["imagenet_c_coverage"]),
             _fraction(row["coverage_at_imagenet_c_n"]),
-        ]
-        for row in table.to_pylist()
-    ]
+        ])
+        if reach:
+            rows[-1] += ["–" if row["reachable_bins"] is None else str(row["reachable_bins"]),
+                         _fraction(row["reachable_coverage"]), row["unreachable"] or "none"]
     lines = markdown_table(header, rows)
     note = "Coverage: fraction of the Δv bins holding at least L samples"
     if bins is not None and min_count is not None:
         note += f" (M = {bins} bins, L = {min_count})"
-    return "\n".join(lines) + (
+    text = "\n".join(lines) + (
         f"\n\n{note}; the last column is the uniform sample's coverage at the ImageNet-C sample's"
         " size (mean over every subsample of that size); – : no ImageNet-C sample.\n")
+    if reach:
+        text += (f"\n{UNREACHABLE_NOTE}; coverage of the reachable bins: the share of the"
+                 " other bins holding at least L samples.\n")
+    return text
+
+
+#: What "unreachable" means, in the coverage table and the summary's note.
+UNREACHABLE_NOTE = (
+    "Unreachable Δv: bins that no parameter value of the corruption reaches on these images at"
+    " this size (the pilot's Δv over the whole domain, its clean and strongest points included;"
+    " a property of the corruption, not of the design)")

@@ -69,22 +69,37 @@ def label_space_note(name: str, classes: int) -> str | None:
             "human experiments answer in 16 categories of ImageNet classes)")
 
 
+def unreachable_note(ranges: str | None) -> str | None:
+    """A summary note for a corruption whose pilot finds Δv ranges it cannot reach (adaptive
+    spacing; ``ranges`` as :func:`vcrbench.corruptions.adaptive.unreachable_ranges` joined)."""
+    if not ranges:
+        return None
+    return (f"Δv {ranges} unreachable: no parameter value of this corruption gets there on these "
+            "images at this size (pilot); those bins are missing by the corruption, not the "
+            "design")
+
+
 def build_summary(metrics: pa.Table, human: pa.Table | None = None,
-                  imagenet_c: pa.Table | None = None, label_note: str | None = None) -> pa.Table:
+                  imagenet_c: pa.Table | None = None, label_note: str | None = None,
+                  unreachable: dict[str, str] | None = None) -> pa.Table:
     """Per-model metrics joined with the human-relative and ImageNet-C columns (module docstring).
 
     ``human`` has KEYS, the HMRI / MRSI columns and ``human_source``; ``imagenet_c`` KEYS,
     ``imagenet_c_mean`` (with ``_lo``, ``_hi``) and ``imagenet_c_coverage``; ``label_note``
-    (:func:`label_space_note`) ends every row's note.
+    (:func:`label_space_note`) ends every row's note; ``unreachable`` (adaptive runs):
+    corruption -> its unreachable Δv ranges, said in that corruption's rows' note
+    (:func:`unreachable_note`) before the label note.
     """
     columns = {name: metrics.column(name) for name in metrics.column_names}
     for name in HUMAN_COLUMNS:
         columns[name] = _lookup(human, metrics, name, pa.float64())
     columns["human_source"] = _lookup(human, metrics, "human_source", pa.string())
     human_note = _lookup(human, metrics, "note", pa.string()).to_pylist()
+    reach = [unreachable_note((unreachable or {}).get(c))
+             for c in metrics.column("corruption").to_pylist()]
     columns["note"] = pa.array(
         ["; ".join(n for n in (*pair, label_note) if n) or None
-         for pair in zip(metrics.column("note").to_pylist(), human_note, strict=True)],
+         for pair in zip(metrics.column("note").to_pylist(), human_note, reach, strict=True)],
         pa.string())
     for name in ("imagenet_c_mean", "imagenet_c_mean_lo", "imagenet_c_mean_hi",
                  "imagenet_c_coverage"):

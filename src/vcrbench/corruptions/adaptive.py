@@ -1,0 +1,491 @@
+"""The ``adaptive`` spacing: a pilot measures where a corruption's parameters land in Δv on the
+run's images at the run's size, then the run's samples are drawn so that Δv is about uniform over
+the Δv range the corruption can reach there.
+
+Design (one code path for every corruption, whatever its number of parameters):
+
+1. **Candidate pool.** ``pool_size(n)`` parameter points, half from each of two designs:
+   candidate ``j`` takes the uniform (and copula) draws of ``parameter_rng(seed, c, j)``; an
+   odd ``j`` keeps them as they are (``linear``, the paper's law, dense where the image is
+   destroyed), an even ``j`` spaces them as ``visual`` with every log floor ``f`` deepened to
+   ``f ** POOL_DEPTH`` (dense next to the clean value, reaching into the stretch that ``visual``
+   leaves out as negligible at 224 px but that holds the low Δv bins at other sizes: at 32 px
+   the smallest visual Gaussian noise is already at Δv 0.16). Then moved to the run's side
+   (``scale_point``), so both ends of every parameter have candidates. Parameters only:
+   cheap and deterministic from the seed. Each candidate gets coordinates in
+   ``[0, 1]^P``: per parameter, its mid-rank among the pool's values of that parameter (the
+   pool's marginal quantile), so every parameter weighs the same in distances whatever
+   its unit or spacing.
+2. **Pilot** (its own rule and file, :func:`pilot_design`): ``pilot_count(n, share)`` scored
+   samples (default 10 % of N) on the run's images (drawn by their own key) at the run's size
+   with the run's VIF, in rounds (column ``round``). 0: the domain's extreme points, the clean
+   values and every corner (each parameter at an end; at most 16), so that the reachable range
+   includes the identity and the strongest settings. 1 (a third): the pool's first candidates,
+   as the pool draws them. 2 (a third, exploring): candidates picked from a fit of rounds 0–1
+   (interpolated across jumps) flat in predicted Δv over every bin between the lowest and the
+   highest Δv seen, so that a stretch rounds 0–1 missed is measured, and a real jump shows as
+   one. 3 (the rest, filling): from a fit of rounds 0–2 (jumps kept), flat over the bins
+   reachable so far, so that the fit is dense where the run will draw.
+3. **Fit** (:func:`predict_dv`). One parameter: Δv is a non-decreasing function of the
+   distance from the clean value on each side (isotonic regression), interpolated linearly
+   between its blocks but not across a jump of more than :data:`GAP` (whole-pixel kernels).
+   Several parameters: the biweighted mean Δv of the ``k`` nearest pilot samples in the
+   coordinates of step 1 (no monotonicity needed). Both average over the pilot's images: the
+   image-to-image spread of Δv at fixed parameters stays in the run's Δv.
+4. **Draw.** The run's N samples are candidates picked by :func:`flat_selection`: the M Δv bins
+   (``binning.bins``) that are reachable (step 5) share N equally (a bin with too few
+   candidates gives its rest to the others; a reachable bin no prediction falls in, reached
+   only through the spread across images, takes the candidates predicted nearest it); within
+   a bin the candidates are a keyed random subset, so the predicted Δv histogram is flat.
+   Sample ``i`` of the run takes the parameters of the ``i``-th picked candidate (in pool
+   order, which is random with respect to Δv), its image and noise seed as any run's sample
+   ``i``.
+5. **Reachability** (:func:`reachable_bins`): the Δv values the pilot saw, merged into intervals
+   wherever two consecutive values are at most :data:`GAP` apart; a bin meeting no interval is
+   unreachable: no parameter value gets there at this size (e.g. box and median blur between
+   the clean image and their smallest whole-pixel kernel at 32 px). A bin where the run's own
+   samples land is reachable whatever the pilot saw (:func:`reached_bins`: the pilot, a few
+   hundred samples, can miss a narrow band that the spread of Δv across images fills). The
+   coverage table and the summary's note say which bins are unreachable
+   (:func:`unreachable_ranges`). :data:`GAP` is wide (six bins at M = 40) so that a
+   gap is a property of the corruption, not a hole in a small pilot.
+
+The pilot's samples do **not** join the estimate: they come from other designs (the pool's
+draws, the domain's corners, flat picks from fits of part of the pilot), so pooling them
+with the run's samples would change the law of the parameters behind each Δv bin without weights
+that make them one design; and the run's N stays the N of the configuration. Their cost is the
+pilot's share of the scoring (10 % by default, at least 40, plus at most 17 extreme points).
+
+Everything is deterministic: the pool from ``parameter_rng``, the pilot's images and noise from
+their own keys, every random pick from :func:`selection_rng`, ties broken by candidate order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from vcrbench.core.seeding import IMAGE_ORDER, NOISE_STREAM, SAMPLE, Stream, parameter_rng, seed_of
+from vcrbench.corruptions.registry import get_corruption
+from vcrbench.corruptions.sampling import (
+    REFERENCE_SIDE,
+    couple_draws,
+    scale_point,
+    space_towards_clean,
+)
+from vcrbench.curves.binning import bin_index
+from vcrbench.errors import VcrbenchError
+
+#: The designs the candidates come from (module docstring, step 1).
+BASE_SPACING = "linear+visual"
+#: Default share of N the pilot scores (``sampling.pilot_share``).
+PILOT_SHARE = 0.1
+#: The fewest pilot samples of rounds 1 to 3 together, whatever N.
+MIN_PILOT = 40
+#: Candidates per run sample, and the fewest candidates.
+POOL_FACTOR, MIN_POOL = 10, 5000
+#: The candidates' log floors are the registry's raised to this power (more decades).
+POOL_DEPTH = 2.0
+#: Nearest pilot samples averaged per prediction (smoothing and several parameters).
+NEIGHBOURS = 8
+#: Δv gap (in Δv units) above which two pilot values are not joined into one reachable range.
+GAP = 0.15
+#: Most corner points the pilot scores (2^P, P parameters; P <= 4 in the registry).
+MAX_CORNERS = 16
+#: Pilot rounds (the ``round`` column of the pilot table).
+EXTREMES, BASE, EXPLORE, FILL = 0, 1, 2, 3
+_SELECT = Stream("the picks of the adaptive design", salt=0xADA7)
+
+
+def pool_size(n: int) -> int:
+    """Candidates drawn for a run of ``n`` samples."""
+    return max(POOL_FACTOR * int(n), MIN_POOL)
+
+
+def pilot_count(n: int, share: float = PILOT_SHARE) -> int:
+    """Pilot samples of rounds 1 to 3 together for a run of ``n`` samples (round 0's extreme
+    points come on top)."""
+    if not 0 < share <= 1:
+        raise VcrbenchError(f"sampling.pilot_share must lie in (0, 1], got {share!r}")
+    return max(MIN_PILOT, math.ceil(share * int(n)))
+
+
+def selection_rng(seed: int, corruption: str, what: str) -> np.random.Generator:
+    """The keyed generator of one pick (``what``: ``pilot`` or ``run``)."""
+    return _SELECT.rng(seed, corruption, what)
+
+
+def pool_point(name: str, seed: int, j: int) -> dict[str, float]:
+    """Candidate ``j`` at 224 px: the linear draw (odd ``j``) or the visual one with deepened
+    floors (even ``j``; module docstring, step 1)."""
+    spec = get_corruption(name)
+    rng = parameter_rng(seed, name, j)
+    draws = {p: float(rng.uniform(low, high)) for p, (low, high) in spec.parameters.items()}
+    if j % 2:
+        return draws
+    if spec.coupling > 0:
+        draws = couple_draws(draws, spec, float(rng.standard_normal()))
+    return {p: space_towards_clean(u, *spec.parameters[p], spec.identity[p],
+                                   None if p not in spec.spacing else
+                                   spec.spacing[p] ** POOL_DEPTH,
+                                   spec.spacing_power.get(p, 1.0))
+            for p, u in draws.items()}
+
+
+def candidates(name: str, seed: int, n: int, side: int = REFERENCE_SIDE
+               ) -> list[dict[str, float]]:
+    """The candidate pool of a run of ``n`` samples (module docstring, step 1)."""
+    spec = get_corruption(name)
+    return [scale_point(spec, pool_point(name, seed, j), side) for j in range(pool_size(n))]
+
+
+def as_matrix(name: str, points: list[dict[str, float]]) -> np.ndarray:
+    """Points as a float64 array (len(points), P), in the registry's parameter order."""
+    names = list(get_corruption(name).parameters)
+    return np.array([[float(p[k]) for k in names] for p in points], np.float64).reshape(
+        len(points), len(names))
+
+
+def coordinates(pool: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Each point's per-parameter mid-rank among the pool's values, in [0, 1]; shape of
+    ``points``. (Values below every pool value give 0, above every one 1.)"""
+    ordered = np.sort(pool, axis=0)
+    out = np.empty_like(points, dtype=np.float64)
+    for j in range(points.shape[1]):
+        below = np.searchsorted(ordered[:, j], points[:, j], side="left")
+        upto = np.searchsorted(ordered[:, j], points[:, j], side="right")
+        out[:, j] = (below + upto) / (2.0 * len(ordered))
+    return out
+
+
+def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
+               k: int = NEIGHBOURS, block: int = 2048, *,
+               clean_xy: np.ndarray | None = None, jumps: bool = True) -> np.ndarray:
+    """Predicted Δv of each query point from the pilot (coordinates of :func:`coordinates`);
+    shape (len(query_xy),).
+
+    One parameter (``clean_xy``: the clean value's coordinate, shape (1,)): on each side of the
+    clean value, Δv is fitted as a non-decreasing function of the distance from it (isotonic
+    regression, :func:`monotone_fit`), interpolated linearly between the centres of the fit's
+    constant blocks, so that predictions are continuous (a few steps would be cut unevenly by the
+    bins), except across a jump of more than :data:`GAP` between two knots, which stays a jump
+    (:func:`interpolate_with_jumps`: the pilot saw no Δv in between, so nothing is predicted
+    there; ``jumps`` False: interpolated too, as the pilot's exploring round wants). Several
+    parameters (or no ``clean_xy``): :func:`nearest_mean` of the query, each of the ``k``
+    nearest pilot points weighted by the biweight ``(1 − (d / h)²)²``, ``h`` the distance to
+    the (k+1)-th.
+    """
+    pilot_xy = np.asarray(pilot_xy, np.float64)
+    pilot_dv = np.asarray(pilot_dv, np.float64)
+    query_xy = np.asarray(query_xy, np.float64)
+    if len(pilot_dv) == 0:
+        raise VcrbenchError("the pilot has no scored samples; re-run the pilot rule")
+    if pilot_xy.shape[1] == 1 and clean_xy is not None:
+        c = float(np.asarray(clean_xy).ravel()[0])
+        x, q = pilot_xy[:, 0], query_xy[:, 0]
+        out = np.empty(len(q), np.float64)
+        for sign, on_side in ((1.0, q >= c), (-1.0, q < c)):
+            mine = sign * (x - c) >= 0
+            if not mine.any() or not on_side.any():
+                mine = np.ones(len(x), bool)  # a side without pilot points: the whole fit
+            xs, ys = monotone_fit(np.abs(x[mine] - c), pilot_dv[mine])
+            out[on_side] = interpolate_with_jumps(np.abs(q[on_side] - c), xs, ys,
+                                                  GAP if jumps else np.inf)
+        return out
+    return nearest_mean(pilot_xy, pilot_dv, query_xy, k, block, weighted=True)
+
+
+def interpolate_with_jumps(x: np.ndarray, xs: np.ndarray, ys: np.ndarray,
+                           gap: float = GAP) -> np.ndarray:
+    """``np.interp(x, xs, ys)``, except between two knots whose values differ by more than
+    ``gap``: there the nearer knot's value (ties: the lower knot)."""
+    out = np.interp(x, xs, ys)
+    right = np.clip(np.searchsorted(xs, x, side="right"), 1, len(xs) - 1)
+    left = right - 1
+    jump = (np.abs(ys[right] - ys[left]) > gap) & (x > xs[left]) & (x < xs[right])
+    nearer = np.where(x - xs[left] <= xs[right] - x, left, right)
+    out[jump] = ys[nearer[jump]]
+    return out
+
+
+def monotone_fit(distance: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Isotonic (non-decreasing) fit of Δv on ``distance`` (ties averaged, weighted by their
+    count; ``scipy.optimize.isotonic_regression``), as the knots of a piecewise-linear curve:
+    each constant block's mean distance and value, plus the first and last distances."""
+    from scipy.optimize import isotonic_regression
+
+    xs, where = np.unique(distance, return_inverse=True)
+    counts = np.bincount(where).astype(np.float64)
+    means = np.bincount(where, dv) / counts
+    fit = isotonic_regression(means, weights=counts, increasing=True).x
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(fit) != 0]))
+    ends = np.concatenate([starts[1:], [len(fit)]])
+    knots_x = [float(np.average(xs[a:b], weights=counts[a:b])) for a, b in zip(starts, ends,
+                                                                              strict=True)]
+    knots_y = [float(fit[a]) for a in starts]
+    knots_x = [float(xs[0]), *knots_x, float(xs[-1])]
+    knots_y = [knots_y[0], *knots_y, knots_y[-1]]
+    return np.array(knots_x), np.array(knots_y)
+
+
+def nearest_mean(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
+                 k: int = NEIGHBOURS, block: int = 2048, weighted: bool = False) -> np.ndarray:
+    """Mean Δv of the ``k`` nearest pilot points (Euclidean; ties by pilot order) of each query
+    point, plain or biweighted (:func:`predict_dv`); shape (len(query_xy),)."""
+    k = min(k, len(pilot_dv))
+    out = np.empty(len(query_xy), np.float64)
+    for start in range(0, len(query_xy), block):
+        q = query_xy[start:start + block]
+        dist = np.sqrt(((q[:, None, :] - pilot_xy[None, :, :]) ** 2).sum(-1))
+        order = np.argsort(dist, axis=1, kind="stable")
+        nearest = order[:, :k]
+        if not weighted or k == len(pilot_dv):
+            out[start:start + block] = pilot_dv[nearest].mean(axis=1)
+            continue
+        rows = np.arange(len(q))[:, None]
+        h = dist[rows[:, 0], order[:, k]][:, None]
+        w = np.clip(1.0 - (dist[rows, nearest] / np.maximum(h, 1e-12)) ** 2, 0.0, 1.0) ** 2
+        w[w.sum(axis=1) == 0] = 1.0  # k + 1 points at one distance: a plain mean
+        out[start:start + block] = (w * pilot_dv[nearest]).sum(1) / w.sum(1)
+    return out
+
+
+def bin_of(dv: np.ndarray | float, bins: int) -> np.ndarray:
+    """The Δv bin (0 to bins − 1) of each value, as the curves bin them
+    (:func:`vcrbench.curves.binning.bin_index`)."""
+    return bin_index(np.atleast_1d(np.asarray(dv, np.float64)), bins)
+
+
+def reachable_bins(dv: np.ndarray, bins: int, gap: float = GAP) -> np.ndarray:
+    """Boolean (bins,): bins that meet a reachable Δv range (module docstring, step 5)."""
+    values = np.sort(np.asarray(dv, np.float64))
+    out = np.zeros(bins, bool)
+    if len(values) == 0:
+        return out
+    breaks = np.flatnonzero(np.diff(values) > gap)
+    starts = np.concatenate([[values[0]], values[breaks + 1]])
+    ends = np.concatenate([values[breaks], [values[-1]]])
+    for lo, hi in zip(starts, ends, strict=True):
+        out[int(bin_of(lo, bins)[0]):int(bin_of(hi, bins)[0]) + 1] = True
+    return out
+
+
+def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
+                   rng: np.random.Generator, exclude: np.ndarray | None = None,
+                   fill_empty: bool = True) -> np.ndarray:
+    """Indices (sorted) of ``n`` candidates whose predicted Δv is as flat as possible over the
+    bins where ``target`` (boolean, (bins,)) is true (module docstring, step 4).
+
+    Each target bin gets an equal share of ``n`` (the remainder to bins in a keyed random
+    order). A bin holding predictions takes its share as a keyed random subset of them; one with
+    fewer than its share gives them all and the rest goes to the others. A target bin holding no
+    prediction (reached in the pilot only through the spread of Δv across images, e.g. beyond the
+    strongest setting's mean) takes its share from the candidates predicted nearest its centre,
+    so the design still sends samples its way (``fill_empty``; else the empty bins' share goes
+    to the others, as the pilot's exploring and filling rounds do). If the
+    candidates run short, the rest are picked at random among the others. ``exclude``:
+    candidate indices not to pick.
+    """
+    bins = len(target)
+    which = bin_of(predicted, bins)
+    allowed = np.ones(len(predicted), bool)
+    if exclude is not None:
+        allowed[np.asarray(exclude, np.int64)] = False
+    if allowed.sum() < n:
+        raise VcrbenchError(f"{allowed.sum()} candidates for {n} samples; raise the pool size")
+    members = [rng.permutation(np.flatnonzero(allowed & (which == b))) for b in range(bins)]
+    targets = np.flatnonzero(target)
+    if not fill_empty and any(len(members[b]) for b in targets):
+        targets = np.array([b for b in targets if len(members[b])], np.int64)
+    quota = np.zeros(bins, np.int64)
+    left = n
+    if len(targets):
+        _share_out(quota, targets, n, rng)
+        left = 0
+    full = [b for b in targets if len(members[b])]
+    while True:  # bins short of candidates pass their rest on to the others
+        for b in full:
+            over = quota[b] - len(members[b])
+            if over > 0:
+                quota[b] -= over
+                left += over
+        full = [b for b in full if quota[b] < len(members[b])]
+        if left == 0 or not full:
+            break
+        _share_out(quota, np.array(full), left, rng)
+        left = 0
+    taken = np.zeros(len(predicted), bool)
+    for b in range(bins):
+        taken[members[b][:quota[b]]] = True
+    for b in targets:
+        if len(members[b]) == 0 and quota[b]:  # nearest predictions to an empty bin
+            free = np.flatnonzero(allowed & ~taken)
+            gap = np.abs(predicted[free] - (b + 0.5) / bins)
+            taken[free[np.argsort(gap, kind="stable")[:quota[b]]]] = True
+    if left > 0:
+        taken[rng.permutation(np.flatnonzero(allowed & ~taken))[:left]] = True
+    return np.flatnonzero(taken).astype(np.int64)
+
+
+def _share_out(quota: np.ndarray, bins: np.ndarray, count: int,
+               rng: np.random.Generator) -> None:
+    """Add ``count`` to ``quota`` over ``bins`` as equally as possible, the remainder to bins in
+    a keyed random order."""
+    order = rng.permutation(bins)
+    share, extra = divmod(count, len(order))
+    for rank, b in enumerate(order):
+        quota[b] += share + (rank < extra)
+
+
+def extreme_points(name: str, side: int = REFERENCE_SIDE) -> list[dict[str, float]]:
+    """The clean values, then every corner of the domain (each parameter at one of its ends,
+    ends equal to the clean value left out; at most :data:`MAX_CORNERS`, the ones farthest from
+    the clean values first), moved to ``side`` as the run's draws are (``scale_point``)."""
+    spec = get_corruption(name)
+    ends = []
+    for param, (low, high) in spec.parameters.items():
+        clean = spec.identity[param]
+        options = [v for v in (high, low) if v != clean] or [clean]
+        options.sort(key=lambda v: -abs(v - clean))
+        ends.append([(param, float(v)) for v in options])
+    corners = [dict(c) for c in itertools.product(*ends)][:MAX_CORNERS]
+    points = [{p: float(v) for p, v in spec.identity.items()}, *corners]
+    return [scale_point(spec, p, side) for p in points]
+
+
+def pilot_images(image_ids: list[str], seed: int, corruption: str, count: int) -> list[str]:
+    """The images of the pilot's samples 0 … count − 1 (their own keyed permutation)."""
+    order = IMAGE_ORDER.rng(seed, corruption, "pilot").permutation(len(image_ids))
+    return [image_ids[order[j % len(image_ids)]] for j in range(count)]
+
+
+def pilot_noise_seeds(seed: int, corruption: str, count: int) -> list[int]:
+    """The pixel-noise seeds of the pilot's samples 0 … count − 1 (their own keys)."""
+    return [seed_of(SAMPLE.key(seed, corruption, "pilot", spawn=(j, NOISE_STREAM)))
+            for j in range(count)]
+
+
+Scorer = Callable[[list[dict[str, float]], int], np.ndarray]
+
+
+def pilot_design(name: str, seed: int, n: int, score: Scorer, *, side: int = REFERENCE_SIDE,
+                 share: float = PILOT_SHARE, bins: int = 40) -> dict[str, np.ndarray]:
+    """Run the pilot of corruption ``name`` for a run of ``n`` samples (module docstring, step 2).
+
+    ``score(points, first)`` returns the Δv (float64, (len(points),)) of pilot samples
+    ``first`` … ``first + len(points) − 1`` with those parameters (the workflow corrupts and
+    scores them on the run's images, :func:`pilot_images`, :func:`pilot_noise_seeds`).
+    Returns columns ``round`` (int8, 0 to 3: extremes, pool, exploring, filling),
+    ``candidate`` (int64, pool index; −1 for round 0),
+    one per parameter (float64) and ``dv`` (float64), one row per pilot sample in order.
+    """
+    spec = get_corruption(name)
+    pool_points = candidates(name, seed, n, side)
+    pool = as_matrix(name, pool_points)
+    pool_xy = coordinates(pool, pool)
+    clean_xy = _clean_xy(name, pool)
+    total = pilot_count(n, share)
+    extremes = extreme_points(name, side)
+    sizes = {BASE: total // 3, EXPLORE: total // 3}
+    sizes[FILL] = total - 2 * sizes[BASE]
+    rounds = [np.full(len(extremes), EXTREMES)]
+    chosen = [np.full(len(extremes), -1)]
+    matrix = [as_matrix(name, extremes)]
+    dv = [np.asarray(score(extremes, 0), np.float64)]
+    done = len(extremes)
+
+    def add(kind: int, picked: np.ndarray) -> None:
+        nonlocal done
+        rounds.append(np.full(len(picked), kind))
+        chosen.append(picked)
+        matrix.append(pool[picked])
+        dv.append(np.asarray(score([pool_points[j] for j in picked], done), np.float64))
+        done += len(picked)
+
+    add(BASE, np.arange(sizes[BASE]))
+    for kind in (EXPLORE, FILL):
+        seen, used = np.concatenate(dv), np.concatenate(chosen)
+        predicted = predict_dv(coordinates(pool, np.concatenate(matrix)), seen, pool_xy,
+                               clean_xy=clean_xy, jumps=kind == FILL)
+        if kind == EXPLORE:  # every bin between the extremes seen, gaps included
+            target = np.zeros(bins, bool)
+            target[int(bin_of(seen.min(), bins)[0]):int(bin_of(seen.max(), bins)[0]) + 1] = True
+        else:
+            target = reachable_bins(seen, bins)
+        add(kind, flat_selection(predicted, sizes[kind], target,
+                                 selection_rng(seed, name, f"pilot-{kind}"),
+                                 exclude=used[used >= 0], fill_empty=False))
+    out = {"round": np.concatenate(rounds).astype(np.int8),
+           "candidate": np.concatenate(chosen).astype(np.int64)}
+    stacked = np.concatenate(matrix)
+    for j, param in enumerate(spec.parameters):
+        out[param] = stacked[:, j]
+    out["dv"] = np.concatenate(dv)
+    return out
+
+
+def _clean_xy(name: str, pool: np.ndarray) -> np.ndarray | None:
+    """The clean value's coordinate for a one-parameter corruption, else None."""
+    spec = get_corruption(name)
+    if len(spec.parameters) != 1:
+        return None
+    return coordinates(pool, np.array([[spec.identity[p] for p in spec.parameters]]))[0]
+
+
+def pilot_table(columns: dict[str, np.ndarray]):
+    """The pilot's columns (:func:`pilot_design`) as the Arrow table of ``pilot/<c>.parquet``:
+    ``round`` int8, ``candidate`` int64, the parameters and ``dv`` float64."""
+    import pyarrow as pa
+
+    kinds = {"round": pa.int8(), "candidate": pa.int64()}
+    return pa.table({k: pa.array(v, kinds.get(k, pa.float64())) for k, v in columns.items()})
+
+
+def adaptive_samples(name: str, seed: int, n: int, pilot: dict[str, np.ndarray], *,
+                     side: int = REFERENCE_SIDE, bins: int = 40) -> list[dict[str, float]]:
+    """The parameters of the run's samples 0 … n − 1 (module docstring, step 4), from the pilot
+    table of :func:`pilot_design` (columns as there; any mapping of arrays)."""
+    spec = get_corruption(name)
+    pool_points = candidates(name, seed, n, side)
+    pool = as_matrix(name, pool_points)
+    pilot_xy = np.column_stack([np.asarray(pilot[p], np.float64) for p in spec.parameters])
+    dv = np.asarray(pilot["dv"], np.float64)
+    predicted = predict_dv(coordinates(pool, pilot_xy), dv, coordinates(pool, pool),
+                           clean_xy=_clean_xy(name, pool))
+    picked = flat_selection(predicted, n, reachable_bins(dv, bins),
+                            selection_rng(seed, name, "run"))
+    return [dict(pool_points[j]) for j in picked]
+
+
+def reached_bins(pilot_dv: np.ndarray, run_dv: np.ndarray | None, bins: int) -> np.ndarray:
+    """Boolean (bins,): bins the pilot reaches (:func:`reachable_bins`) or where a sample of the
+    run lands (``run_dv``, None: the pilot alone)."""
+    reach = reachable_bins(pilot_dv, bins)
+    if run_dv is not None and len(run_dv):
+        reach |= np.bincount(bin_of(run_dv, bins), minlength=bins) > 0
+    return reach
+
+
+def unreachable_ranges(unreachable: np.ndarray) -> list[str]:
+    """Runs of consecutive unreachable bins as Δv ranges, e.g. ``["0.025–0.600"]``."""
+    bins, out, b = len(unreachable), [], 0
+    while b < bins:
+        if unreachable[b]:
+            end = b
+            while end + 1 < bins and unreachable[end + 1]:
+                end += 1
+            out.append(f"{b / bins:.3f}–{(end + 1) / bins:.3f}")
+            b = end
+        b += 1
+    return out
+
+
+def adaptive_definition(share: float, bins: int) -> dict[str, object]:
+    """What the adaptive design adds to the base design's sampling definition."""
+    return {"spacing": "adaptive", "base": BASE_SPACING, "pilot_share": float(share),
+            "min_pilot": MIN_PILOT, "pool": [POOL_FACTOR, MIN_POOL],
+            "depth": POOL_DEPTH, "neighbours": NEIGHBOURS,
+            "gap": GAP, "max_corners": MAX_CORNERS, "bins": int(bins)}
