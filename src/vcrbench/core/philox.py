@@ -6,8 +6,12 @@ ten rounds of 32x32→64-bit multiplies and xors. Nothing is carried from one dr
 the bits of element ``j`` of a sample are a function of (the sample's key, ``j``, the stream)
 only, so a sample's draws do not depend on which samples share its batch, on the batch size, on
 the order of the batch, or on the device. Here the words are torch int64 tensors holding uint32
-values: products are split into 16-bit halves so that no int64 operation overflows, and the
-integer words are identical on every device (tested against Random123's known-answer vectors).
+values: a round's 32 x 32 → 64-bit product is one int64 multiply, which wraps modulo 2**64 on
+the CPU and on CUDA (the hardware's 64-bit multiply; tested against exact integer arithmetic),
+and the integer words are identical on every device (tested against Random123's known-answer
+vectors). The draws run both multiplies of a round in one operation over all samples and
+blocks (:func:`_lanes`), on the CPU in chunks of :data:`CPU_CHUNK` blocks per sample (the
+number of operations depends on the draw's size, never on the batch).
 
 Key and counter of one block of 4 words:
 
@@ -32,12 +36,16 @@ the words each element takes (element ``i`` in C order of ``shape``):
 - :func:`permutation`: a stable argsort of 63-bit keys from words ``2i, 2i+1``; ties (probability
   below ``n**2 / 2**64``) keep index order.
 - :func:`poisson`: rate ``< 10`` by inversion of a 32-bit uniform (word ``i``, sequential search
-  over a float64 CDF, a fixed number of terms such that the tail beyond is below ``2**-40``);
-  rate ``>= 10`` by PTRS (Hörmann 1993, transformed rejection with squeeze), round ``r`` of
-  element ``i`` taking the two 52-bit uniforms of block ``(i, stream, 1 + r)``; an element still
-  rejected after :data:`PTRS_ROUNDS` rounds takes a rounded normal approximation from block
+  over a float64 CDF, :data:`INVERSION_TERMS` terms for every rate below 10, so that the tail
+  beyond is below ``2**-40``); rate ``>= 10`` by PTRS (Hörmann 1993, transformed rejection with
+  squeeze), round ``r`` of element ``i`` taking the two 52-bit uniforms of block
+  ``(i, stream, 1 + r)`` (``u`` from its words 0, 1, ``v`` from 2, 3); an element still rejected
+  after :data:`PTRS_ROUNDS` rounds takes a rounded normal approximation from block
   ``(i, stream, 1 + PTRS_ROUNDS)`` (a round rejects 25 % at rate 10, 12 % at 1000, so the
-  fallback's probability is under ``0.25**32``, 5e-20 a draw).
+  fallback's probability is under ``0.25**32``, 5e-20 a draw). The number of operations is
+  fixed by the shape: the inversion drops finished elements on a fixed schedule
+  (:data:`INVERSION_GATHER`) and PTRS runs its rounds in fixed stages (:data:`PTRS_STAGES`) on
+  the elements still pending (gathered with ``nonzero``: a few host synchronisations on a GPU).
 
 Integer words, uniforms, integers and permutations are bit-identical on every device (integer
 and power-of-two arithmetic only). Normals and Poisson draws use ``log``/``cos``/``sin``/
@@ -45,8 +53,9 @@ and power-of-two arithmetic only). Normals and Poisson draws use ``log``/``cos``
 normals may then differ in the last ulps, Poisson draws only when a uniform falls within rounding
 of a CDF or acceptance boundary.
 
-Not yet used by the corruptions (they draw with numpy per sample, :mod:`vcrbench.corruptions.
-generators`): switching changes the bytes of every corrupted image.
+Used by the pixel noises (:mod:`vcrbench.corruptions.noise`) and frost
+(:mod:`vcrbench.corruptions.weather`); other corruptions still draw per sample
+(:mod:`vcrbench.corruptions.generators`).
 """
 
 from __future__ import annotations
@@ -157,8 +166,8 @@ def _lanes(k0: torch.Tensor, k1: torch.Tensor, index: torch.Tensor, stream: int,
     device = index.device
     sub = torch.as_tensor(sub, dtype=torch.int64, device=device)
     shape = torch.broadcast_shapes(k0.shape, index.shape, sub.shape)
-    r = torch.arange(ROUNDS, dtype=torch.int64, device=device).view(-1, *[1] * k0.dim())
-    round_k0, round_k1 = (k0 + r * W0) & MASK32, (k1 + r * W1) & MASK32
+    round_k0 = [(k0 + r * W0) & MASK32 for r in range(ROUNDS)]
+    round_k1 = [(k1 + r * W1) & MASK32 for r in range(ROUNDS)]
     lo0, hi0 = _mulhilo(M0, index & MASK32)
     lo1, hi1 = _mulhilo(M1, int(stream))
     # round 1: x = (c2, c0) (reversed order), y = (c1, c3) in order
@@ -506,22 +515,25 @@ def _poisson_ptrs(key: torch.Tensor, index: torch.Tensor, rate: torch.Tensor,
         if first:
             keep = pending.nonzero().squeeze(1)
             where, state = where[keep], tuple(t[keep] for t in state)
-        k0, k1, col, *constants = (t.unsqueeze(1) for t in state)
+        # rounds along the first axis, entries along the last (contiguous) one
+        k0, k1, col, *constants = (t.unsqueeze(0) for t in state)
         sub = torch.arange(1 + first, 1 + stop, dtype=torch.int64, device=rate.device)
-        x, y = _lanes(k0, k1, col, stream, sub.unsqueeze(0))  # (2, entries, rounds)
+        x, y = _lanes(k0, k1, col, stream, sub.unsqueeze(1))  # (2, rounds, entries)
         u = (_bits(x[0], y[0], 52).to(torch.float64) + 0.5) * 2.0**-52
         v = (_bits(x[1], y[1], 52).to(torch.float64) + 0.5) * 2.0**-52
         draw, accepted = _ptrs_accept(tuple(constants), u, v)
         if stop == PTRS_ROUNDS + 1:
             # the fallback: a rounded normal from the same block's words
-            u2 = _bits(x[1, :, -1], y[1, :, -1], 52).to(torch.float64) * 2.0**-52
-            z = (u[:, -1].log() * -2.0).sqrt() * torch.cos(u2 * (2.0 * math.pi))
+            u2 = _bits(x[1, -1], y[1, -1], 52).to(torch.float64) * 2.0**-52
+            z = (u[-1].log() * -2.0).sqrt() * torch.cos(u2 * (2.0 * math.pi))
             lam = state[3]
-            draw[:, -1] = torch.floor(lam + lam.sqrt() * z + 0.5).clamp(min=0.0)
-            accepted[:, -1] = True
-        taken = accepted.to(torch.uint8).argmax(dim=1, keepdim=True)
-        pending = ~accepted.any(dim=1)
-        out[where] = torch.where(pending, out[where], draw.gather(1, taken).squeeze(1))
+            draw[-1] = torch.floor(lam + lam.sqrt() * z + 0.5).clamp(min=0.0)
+            accepted[-1] = True
+        taken, pending = draw[-1], ~accepted[-1]
+        for j in range(stop - first - 2, -1, -1):  # the first accepting round's candidate
+            taken = torch.where(accepted[j], draw[j], taken)
+            pending &= ~accepted[j]
+        out[where] = torch.where(pending, out[where], taken)
     return out.to(torch.int64)
 
 
@@ -543,8 +555,6 @@ def poisson(seeds: Sequence[int] | torch.Tensor, rate: torch.Tensor, stream: int
     if check and lam.numel() and not bool(((lam >= 0) & (lam <= MAX_RATE)).all()):
         raise ValueError(f"poisson: rates must be finite and in [0, 2**52], got values in "
                          f"[{float(lam.min())}, {float(lam.max())}] (NaN counts as bad)")
-    large = lam >= PTRS_MIN_RATE
-    small = torch.where(large, 0.0, lam)
     out = torch.empty(lam.shape, dtype=torch.int64, device=lam.device)
     n = lam.shape[1]
     cpu = key.device.type == "cpu"
@@ -553,8 +563,9 @@ def poisson(seeds: Sequence[int] | torch.Tensor, rate: torch.Tensor, stream: int
         stop = min(start + step, n)
         u = words(key, stop - start, stream, start=start).to(torch.float64)
         u *= 2.0**-32
-        out[:, start:stop] = _poisson_inversion(small[:, start:stop], u)
-    flat = large.reshape(-1).nonzero().squeeze(1)
+        part = lam[:, start:stop]
+        out[:, start:stop] = _poisson_inversion(part.masked_fill(part >= PTRS_MIN_RATE, 0.0), u)
+    flat = (lam >= PTRS_MIN_RATE).view(-1).nonzero().squeeze(1)
     pieces = -(-n // max(1, CPU_PTRS_CHUNK)) if cpu else 1
     for part in torch.tensor_split(flat, max(1, pieces)):
         row, col = part // max(1, n), part % max(1, n)

@@ -88,7 +88,7 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
 
     ``noise_scale`` is the noise standard deviation at a white pixel (``sqrt(x / lam)`` at value
     ``x``); 0 is the clean image. Noise: ``philox.poisson`` of the float64 rates ``x * lam`` of
-    the sample's ``(3, H, W)`` image (``x`` clipped to ``[0, 1]``), stream :data:`SHOT_STREAM`.
+    the sample's ``(3, H, W)`` image (negative ones as 0), stream :data:`SHOT_STREAM`.
     Below ``SHOT_NOISE_NEGLIGIBLE`` the image is returned unchanged (its rates are drawn as 0):
     the noise is under 1/39 grey level (its uint8 rounding is the clean image with probability
     1 − 1e−80), and rates that large (above 1e8) would only cost time.
@@ -96,8 +96,7 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     scale = _per_sample(params["noise_scale"], images, torch.float64)
     negligible = scale < SHOT_NOISE_NEGLIGIBLE
     lam = torch.where(negligible, 1.0, scale.square().reciprocal())
-    rates = images.to(torch.float64).clamp(0.0, 1.0) * lam
-    rates.masked_fill_(negligible, 0.0)
+    rates = (images * lam.masked_fill(negligible, 0.0)).clamp_(min=0.0)  # float64
     counts = philox.poisson(_keys(seeds, images), rates, SHOT_STREAM, check=False)
-    noisy = (counts.to(torch.float64) / lam).to(images.dtype).clamp_(0.0, 1.0)
+    noisy = (counts / lam).to(images.dtype).clamp_(0.0, 1.0)
     return torch.where(negligible, images.clamp(0.0, 1.0), noisy)

@@ -110,15 +110,17 @@ def frost_layer(index: int, height: int, width: int) -> np.ndarray:
 @lru_cache(maxsize=16)
 def frost_layers(height: int, width: int, device: torch.device) -> tuple[torch.Tensor, ...]:
     """The five photographs of :func:`frost_layer` on ``device``: ``(stack, sizes)``, ``stack``
-    ``(5, 3, h, w)`` uint8 (each photograph at the top left, zero padded to the largest) and
-    ``sizes`` ``(5, 2)`` int64 (each photograph's height and width)."""
+    ``(5 * h, w * 3)`` uint8 (photograph ``i`` in rows ``i h ..``, RGB interleaved along a row,
+    each at the top left of its block, zero padded to the largest ``h x w``) and ``sizes``
+    ``(5, 2)`` int64 (each photograph's height and width)."""
     layers = [frost_layer(i, height, width) for i in range(len(FROST_FILES))]
     h, w = max(a.shape[0] for a in layers), max(a.shape[1] for a in layers)
-    stack = np.zeros((len(layers), 3, h, w), dtype=np.uint8)
+    stack = np.zeros((len(layers), h, w, 3), dtype=np.uint8)
     for i, layer in enumerate(layers):
-        stack[i, :, : layer.shape[0], : layer.shape[1]] = layer.transpose(2, 0, 1)
+        stack[i, : layer.shape[0], : layer.shape[1]] = layer
     sizes = torch.tensor([a.shape[:2] for a in layers], dtype=torch.int64)
-    return torch.from_numpy(stack).to(device), sizes.to(device)
+    stack = torch.from_numpy(stack.reshape(len(layers) * h, w * 3))
+    return stack.to(device), sizes.to(device)
 
 
 def frost_draws(seeds: Sequence[int] | torch.Tensor, height: int, width: int,
@@ -157,15 +159,19 @@ def frost(images: torch.Tensor, params: dict[str, np.ndarray],
     """``clip(image_weight * x + frost_weight * frost_crop / 255)``, batched: the crops are
     gathered from the device's photographs (:func:`frost_layers`) in one indexing operation."""
     b, _, h, w = images.shape
-    stack, _ = frost_layers(h, w, images.device)
+    stack, sizes = frost_layers(h, w, images.device)
     index, top, left = frost_draws(seeds, h, w, images.device)
-    rows = (top.view(b, 1) + torch.arange(h, device=images.device)).view(b, 1, h, 1)
-    cols = (left.view(b, 1) + torch.arange(w, device=images.device)).view(b, 1, 1, w)
-    channels = torch.arange(3, device=images.device).view(1, 3, 1, 1)
-    crop = stack[index.view(b, 1, 1, 1), channels, rows, cols].to(images.dtype) / 255.0
+    block = stack.shape[0] // len(FROST_FILES)
+    # the crop's rows (one index_select), then each sample's columns (one gather)
+    rows = (index * block + top).view(b, 1) + torch.arange(h, device=images.device)
+    strips = stack.index_select(0, rows.view(-1)).view(b, h, -1)
+    cols = (left * 3).view(b, 1) + torch.arange(3 * w, device=images.device)
+    crop = strips.gather(2, cols.view(b, 1, 3 * w).expand(b, h, 3 * w))
+    crop = crop.view(b, h, w, 3).permute(0, 3, 1, 2).to(images.dtype)
 
-    def weight(name: str) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(params[name], dtype=np.float64),
-                               dtype=images.dtype).to(images.device).view(b, 1, 1, 1)
+    def weight(name: str, scale: float = 1.0) -> torch.Tensor:
+        values = np.asarray(params[name], dtype=np.float64) * scale
+        return torch.as_tensor(values, dtype=images.dtype).to(images.device).view(b, 1, 1, 1)
 
-    return (images * weight("image_weight") + crop * weight("frost_weight")).clamp(0.0, 1.0)
+    out = images * weight("image_weight")
+    return out.addcmul_(crop, weight("frost_weight", 1.0 / 255.0)).clamp_(0.0, 1.0)
