@@ -238,7 +238,7 @@ def keys(seeds: Sequence[int] | torch.Tensor,
     if out.dim() != 1:
         raise ValueError(f"philox seeds must be one-dimensional (B,), got shape "
                          f"{tuple(out.shape)}")
-    if out.numel() and bool((out < 0).any()):
+    if isinstance(seeds, torch.Tensor) and out.numel() and bool((out < 0).any()):
         raise ValueError("philox seeds must be in [0, 2**63), got a negative seed")
     return out
 

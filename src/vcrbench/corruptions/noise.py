@@ -35,17 +35,13 @@ def _per_sample(values: np.ndarray, like: torch.Tensor,
                            dtype=dtype or like.dtype).to(like.device).view(-1, 1, 1, 1)
 
 
-def _keys(seeds: Sequence[int], images: torch.Tensor) -> torch.Tensor:
-    return philox.keys(seeds, images.device)
-
-
 def gaussian_noise(images: torch.Tensor, params: dict[str, np.ndarray],
                    seeds: Sequence[int]) -> torch.Tensor:
     """``clip(x + sigma * n)``, ``n ~ N(0, 1)`` i.i.d. per pixel and channel (ImageNet-C).
 
     Noise: ``philox.normal`` float32 of shape ``(3, H, W)``, stream :data:`GAUSSIAN_STREAM`.
     """
-    noise = philox.normal(_keys(seeds, images), images.shape[1:], GAUSSIAN_STREAM)
+    noise = philox.normal(seeds, images.shape[1:], GAUSSIAN_STREAM, device=images.device)
     noise = noise.to(images.dtype)
     noise *= _per_sample(params["sigma"], images)
     return noise.add_(images).clamp_(0.0, 1.0)
@@ -58,7 +54,8 @@ def uniform_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     Noise: ``philox.uniform`` float32 ``v`` of shape ``(3, H, W)`` (stream
     :data:`UNIFORM_STREAM`), mapped to ``(2 v - 1) width``.
     """
-    u = philox.uniform(_keys(seeds, images), images.shape[1:], UNIFORM_STREAM).to(images.dtype)
+    u = philox.uniform(seeds, images.shape[1:], UNIFORM_STREAM, device=images.device)
+    u = u.to(images.dtype)
     u.mul_(2.0).sub_(1.0).mul_(_per_sample(params["width"], images))
     return u.add_(images).clamp_(0.0, 1.0)
 
@@ -72,7 +69,7 @@ def impulse_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     ``u < amount / 2`` is salt, ``amount / 2 <= u < amount`` pepper (the same distribution as
     skimage's two independent draws).
     """
-    u = philox.uniform(_keys(seeds, images), images.shape[1:], IMPULSE_STREAM)
+    u = philox.uniform(seeds, images.shape[1:], IMPULSE_STREAM, device=images.device)
     amount = _per_sample(params["amount"], images, torch.float32)
     out = images.masked_fill(u < amount, 0.0)
     return out.masked_fill_(u < amount * 0.5, 1.0)
@@ -97,6 +94,6 @@ def shot_noise(images: torch.Tensor, params: dict[str, np.ndarray],
     negligible = scale < SHOT_NOISE_NEGLIGIBLE
     lam = torch.where(negligible, 1.0, scale.square().reciprocal())
     rates = (images * lam.masked_fill(negligible, 0.0)).clamp_(min=0.0)  # float64
-    counts = philox.poisson(_keys(seeds, images), rates, SHOT_STREAM, check=False)
+    counts = philox.poisson(seeds, rates, SHOT_STREAM, check=False)
     noisy = (counts / lam).to(images.dtype).clamp_(0.0, 1.0)
     return torch.where(negligible, images.clamp(0.0, 1.0), noisy)

@@ -128,12 +128,11 @@ def frost_draws(seeds: Sequence[int] | torch.Tensor, height: int, width: int,
     """Each sample's ``(photograph index, top, left)``, three ``(B,)`` int64 tensors on
     ``device``, drawn from its seed (module docstring)."""
     device = torch.device(device)
-    key = philox.keys(seeds, device)
     _, sizes = frost_layers(height, width, device)
-    index = philox.integers(key, len(FROST_FILES), 1, PHOTO_STREAM)[:, 0]
+    index = philox.integers(seeds, len(FROST_FILES), 1, PHOTO_STREAM, device=device)[:, 0]
     size = sizes[index]
-    top = philox.integers(key, size[:, 0] - height, 1, TOP_STREAM)[:, 0]
-    left = philox.integers(key, size[:, 1] - width, 1, LEFT_STREAM)[:, 0]
+    top = philox.integers(seeds, size[:, 0] - height, 1, TOP_STREAM, device=device)[:, 0]
+    left = philox.integers(seeds, size[:, 1] - width, 1, LEFT_STREAM, device=device)[:, 0]
     return index, top, left
 
 
