@@ -166,11 +166,12 @@ def frost(images: torch.Tensor, params: dict[str, np.ndarray],
     strips = stack.index_select(0, rows.view(-1)).view(b, h, -1)
     cols = (left * 3).view(b, 1) + torch.arange(3 * w, device=images.device)
     crop = strips.gather(2, cols.view(b, 1, 3 * w).expand(b, h, 3 * w))
-    crop = crop.view(b, h, w, 3).permute(0, 3, 1, 2).to(images.dtype)
+    crop = crop.view(b, h, w, 3).permute(0, 3, 1, 2).to(images.dtype,
+                                                         memory_format=torch.contiguous_format)
 
     def weight(name: str, scale: float = 1.0) -> torch.Tensor:
         values = np.asarray(params[name], dtype=np.float64) * scale
         return torch.as_tensor(values, dtype=images.dtype).to(images.device).view(b, 1, 1, 1)
 
-    out = images * weight("image_weight")
-    return out.addcmul_(crop, weight("frost_weight", 1.0 / 255.0)).clamp_(0.0, 1.0)
+    crop *= weight("frost_weight", 1.0 / 255.0)
+    return crop.addcmul_(images, weight("image_weight")).clamp_(0.0, 1.0)
