@@ -6,8 +6,12 @@ ten rounds of 32x32→64-bit multiplies and xors. Nothing is carried from one dr
 the bits of element ``j`` of a sample are a function of (the sample's key, ``j``, the stream)
 only, so a sample's draws do not depend on which samples share its batch, on the batch size, on
 the order of the batch, or on the device. Here the words are torch int64 tensors holding uint32
-values: products are split into 16-bit halves so that no int64 operation overflows, and the
-integer words are identical on every device (tested against Random123's known-answer vectors).
+values: a round's 32 x 32 → 64-bit product is one int64 multiply, which wraps modulo 2**64 on
+the CPU and on CUDA (the hardware's 64-bit multiply; tested against exact integer arithmetic),
+and the integer words are identical on every device (tested against Random123's known-answer
+vectors). The draws run both multiplies of a round in one operation over all samples and
+blocks (:func:`_lanes`), on the CPU in chunks of :data:`CPU_CHUNK` blocks per sample (the
+number of operations depends on the draw's size, never on the batch).
 
 Key and counter of one block of 4 words:
 
@@ -32,12 +36,16 @@ the words each element takes (element ``i`` in C order of ``shape``):
 - :func:`permutation`: a stable argsort of 63-bit keys from words ``2i, 2i+1``; ties (probability
   below ``n**2 / 2**64``) keep index order.
 - :func:`poisson`: rate ``< 10`` by inversion of a 32-bit uniform (word ``i``, sequential search
-  over a float64 CDF, a fixed number of terms such that the tail beyond is below ``2**-40``);
-  rate ``>= 10`` by PTRS (Hörmann 1993, transformed rejection with squeeze), round ``r`` of
-  element ``i`` taking the two 52-bit uniforms of block ``(i, stream, 1 + r)``; an element still
-  rejected after :data:`PTRS_ROUNDS` rounds takes a rounded normal approximation from block
+  over a float64 CDF, :data:`INVERSION_TERMS` terms for every rate below 10, so that the tail
+  beyond is below ``2**-40``); rate ``>= 10`` by PTRS (Hörmann 1993, transformed rejection with
+  squeeze), round ``r`` of element ``i`` taking the two 52-bit uniforms of block
+  ``(i, stream, 1 + r)`` (``u`` from its words 0, 1, ``v`` from 2, 3); an element still rejected
+  after :data:`PTRS_ROUNDS` rounds takes a rounded normal approximation from block
   ``(i, stream, 1 + PTRS_ROUNDS)`` (a round rejects 25 % at rate 10, 12 % at 1000, so the
-  fallback's probability is under ``0.25**32``, 5e-20 a draw).
+  fallback's probability is under ``0.25**32``, 5e-20 a draw). The number of operations is
+  fixed by the shape: the inversion drops finished elements on a fixed schedule
+  (:data:`INVERSION_GATHER`) and PTRS runs its rounds in fixed stages (:data:`PTRS_STAGES`) on
+  the elements still pending (gathered with ``nonzero``: a few host synchronisations on a GPU).
 
 Integer words, uniforms, integers and permutations are bit-identical on every device (integer
 and power-of-two arithmetic only). Normals and Poisson draws use ``log``/``cos``/``sin``/
@@ -45,8 +53,9 @@ and power-of-two arithmetic only). Normals and Poisson draws use ``log``/``cos``
 normals may then differ in the last ulps, Poisson draws only when a uniform falls within rounding
 of a CDF or acceptance boundary.
 
-Not yet used by the corruptions (they draw with numpy per sample, :mod:`vcrbench.corruptions.
-generators`): switching changes the bytes of every corrupted image.
+Used by the pixel noises (:mod:`vcrbench.corruptions.noise`) and frost
+(:mod:`vcrbench.corruptions.weather`); other corruptions still draw per sample
+(:mod:`vcrbench.corruptions.generators`).
 """
 
 from __future__ import annotations
@@ -65,13 +74,27 @@ ROUNDS = 10
 PTRS_MIN_RATE = 10.0
 #: Poisson: the rejection rounds of PTRS before the normal-approximation fallback.
 PTRS_ROUNDS = 32
+#: Poisson: the PTRS rounds run in stages, ``[0, 1), [1, 3), [3, PTRS_ROUNDS]``, all rounds of a
+#: stage at once for the elements still pending before it (a fixed schedule, so the number of
+#: operations does not depend on the draws; a round rejects at most 25 %, so the later stages
+#: touch few elements).
+PTRS_STAGES = (1, 3)
 #: Poisson: the inversion sums the pmf until the tail beyond is below this.
 INVERSION_TAIL = 2.0**-40
+#: Poisson: inversion terms after which the elements whose draw is final (``u < F(k)``) are
+#: dropped (a fixed schedule; the rest keep summing).
+INVERSION_GATHER = (3, 6, 12, 24)
 #: Poisson: the largest rate accepted (the draws are int64; PTRS in float64).
 MAX_RATE = 2.0**52
-#: Blocks computed at once on the CPU (all samples together): the temporaries stay in cache
-#: (about twice as fast as one pass at 224 px, batch 16). On CUDA a draw is one pass.
-CPU_CHUNK = 1 << 16
+#: Blocks of each sample computed at once on the CPU (all samples together): the temporaries
+#: stay near the cache, and the number of chunks depends on the draw's size only, never on the
+#: batch. On CUDA a draw is one pass.
+CPU_CHUNK = 1024
+#: Poisson: elements of each sample per CPU chunk of the inversion.
+CPU_POISSON_CHUNK = 4096
+#: Poisson: elements of each sample per CPU piece of the PTRS draws (the pieces, of the
+#: gathered elements of rate >= 10, are as many as the sample's elements make).
+CPU_PTRS_CHUNK = 16384
 
 Word = torch.Tensor | int
 
@@ -79,22 +102,20 @@ Word = torch.Tensor | int
 def _mulhilo(a: int, x: Word) -> tuple[Word, Word]:
     """Low and high 32-bit words of ``a * x`` (``a`` a 32-bit constant, ``x`` uint32 values).
 
-    ``x * a`` is summed from ``x * (a mod 2**16)`` and ``x * (a div 2**16)`` (each below
-    ``2**48``), so no int64 operation overflows.
+    One int64 multiply: the product is below ``2**64`` and torch's int64 multiply keeps its
+    low 64 bits (two's complement wrap-around: the hardware's 64-bit multiply on the CPU, scalar
+    and vector, and ``mul.lo.s64`` on CUDA), so ``p & MASK32`` is the low word and
+    ``(p >> 32) & MASK32`` the high one (the arithmetic shift's sign bits masked off). Tested
+    against exact integer arithmetic, extremes included.
     """
     if isinstance(x, int):
         product = a * x
         return product & MASK32, product >> 32
-    low = x * (a & 0xFFFF)
-    high = x * (a >> 16)
-    partial = high & 0xFFFF
-    partial <<= 16
-    partial += low
-    torch.bitwise_and(partial, MASK32, out=low)
-    partial >>= 32
-    high >>= 16
-    high += partial
-    return low, high
+    product = x * a
+    high = product >> 32
+    high &= MASK32
+    product &= MASK32
+    return product, high
 
 
 def _xor3(fresh: Word, b: Word, c: Word) -> Word:
@@ -129,6 +150,73 @@ def philox4x32(counter: Sequence[Word], key: Sequence[Word],
     return tuple(torch.broadcast_tensors(*words))
 
 
+def _lanes(k0: torch.Tensor, k1: torch.Tensor, index: torch.Tensor, stream: int,
+           sub: int | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Philox4x32-10 of the blocks ``(index, stream, sub)`` under the keys ``(k0, k1)``, all
+    broadcast together to a shape ``S``: ``(x, y)``, ``(2, *S)`` int64, ``x = (w0, w2)`` and
+    ``y = (w1, w3)`` the blocks' words (``k0, k1`` ``(B, 1)`` and ``index`` ``(m,)`` give the
+    blocks ``0 .. m-1`` of every sample).
+
+    The same rounds as :func:`philox4x32` with both multiplies of a round in one operation: the
+    state is ``x`` (the multiplied words ``c0, c2``) and ``y`` (``c1, c3``), stacked along a first
+    axis of 2 whose order alternates between rounds (a round's outputs ``(hi0 ^ c3 ^ k1,
+    hi1 ^ c1 ^ k0)`` come out in the order opposite to its inputs), so no round copies to reorder.
+    The first round's products do not depend on the key and run on ``index`` alone.
+    """
+    device = index.device
+    sub = torch.as_tensor(sub, dtype=torch.int64, device=device)
+    shape = torch.broadcast_shapes(k0.shape, index.shape, sub.shape)
+    round_k0 = [(k0 + r * W0) & MASK32 for r in range(ROUNDS)]
+    round_k1 = [(k1 + r * W1) & MASK32 for r in range(ROUNDS)]
+    lo0, hi0 = _mulhilo(M0, index & MASK32)
+    lo1, hi1 = _mulhilo(M1, int(stream))
+    # round 1: x = (c2, c0) (reversed order), y = (c1, c3) in order
+    x = torch.empty((2, *shape), dtype=torch.int64, device=device)
+    x[0] = (hi0 ^ sub) ^ round_k1[0]
+    x[1] = ((index >> 32) ^ hi1) ^ round_k0[0]
+    y = torch.stack((torch.full_like(lo0, lo1), lo0))
+    y = y.view(2, *[1] * (len(shape) - lo0.dim()), *lo0.shape)
+    multipliers = tuple(torch.tensor(m, dtype=torch.int64, device=device).view(2, *[1] * len(shape))
+                        for m in ((M0, M1), (M1, M0)))
+    keys_in_order, keys_reversed = (round_k0, round_k1), (round_k1, round_k0)
+    product, spare, next_y = (torch.empty_like(x) for _ in range(3))
+    reversed_ = True
+    for rnd in range(1, ROUNDS):
+        torch.mul(x, multipliers[reversed_], out=product)
+        torch.bitwise_right_shift(product, 32, out=spare)
+        spare &= MASK32
+        spare ^= y
+        first_key, second_key = keys_in_order if reversed_ else keys_reversed
+        spare[0] ^= first_key[rnd]
+        spare[1] ^= second_key[rnd]
+        x, spare = spare, x
+        if rnd == ROUNDS - 1:
+            product &= MASK32  # x is in order now, and so is (lo1, lo0) = (c1, c3)
+            return x, product
+        torch.bitwise_and(product[0], MASK32, out=next_y[1])
+        torch.bitwise_and(product[1], MASK32, out=next_y[0])
+        y, next_y = next_y, (y if y.shape == x.shape else torch.empty_like(x))
+        reversed_ = not reversed_
+    raise AssertionError("unreachable")
+
+
+def _chunks(blocks: int, device: torch.device) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges of blocks per sample: :data:`CPU_CHUNK` each on the CPU (a
+    number that depends on ``blocks`` only), one on other devices."""
+    step = max(1, CPU_CHUNK) if device.type == "cpu" else max(1, blocks)
+    return [(at, min(at + step, blocks)) for at in range(0, blocks, step)]
+
+
+def _each_chunk(key: torch.Tensor, first: int, blocks: int, stream: int, sub: int):
+    """``(at, stop, x, y)`` for the chunks of blocks ``first .. first + blocks - 1`` of every
+    sample (``x, y`` as :func:`_lanes` gives them, of blocks ``first + at .. first + stop - 1``)."""
+    k0, k1 = (key & MASK32).view(-1, 1), (key >> 32).view(-1, 1)
+    for at, stop in _chunks(blocks, key.device):
+        index = torch.arange(first + at, first + stop, dtype=torch.int64, device=key.device)
+        x, y = _lanes(k0, k1, index, stream, sub)
+        yield at, stop, x, y
+
+
 def keys(seeds: Sequence[int] | torch.Tensor,
          device: torch.device | str | None = None) -> torch.Tensor:
     """``(B,)`` int64 seeds on ``device`` (default: the seeds' own, else the CPU), checked to be
@@ -150,7 +238,7 @@ def keys(seeds: Sequence[int] | torch.Tensor,
     if out.dim() != 1:
         raise ValueError(f"philox seeds must be one-dimensional (B,), got shape "
                          f"{tuple(out.shape)}")
-    if out.numel() and bool((out < 0).any()):
+    if isinstance(seeds, torch.Tensor) and out.numel() and bool((out < 0).any()):
         raise ValueError("philox seeds must be in [0, 2**63), got a negative seed")
     return out
 
@@ -171,16 +259,11 @@ def words(seeds: Sequence[int] | torch.Tensor, n: int, stream: int, sub: int = 0
     if n < 0 or start < 0:
         raise ValueError(f"philox word count and start must be non-negative, got {n}, {start}")
     first, blocks = start // 4, -(-(start + n) // 4) - start // 4
-    k = key.unsqueeze(1)
-    k = (k & MASK32, k >> 32)
-    out = torch.empty((key.shape[0], blocks, 4), dtype=torch.int64, device=key.device)
-    step = max(1, CPU_CHUNK // max(1, key.shape[0])) if key.device.type == "cpu" else blocks
-    for at in range(0, blocks, step):
-        index = torch.arange(first + at, first + min(at + step, blocks), dtype=torch.int64,
-                             device=key.device)
-        block = philox4x32((index & MASK32, index >> 32, int(stream), int(sub)), k)
-        for lane, word in enumerate(block):
-            out[:, at:at + step, lane] = word
+    out = torch.empty((key.shape[0], blocks, 2, 2), dtype=torch.int64, device=key.device)
+    lanes = out.permute(3, 2, 0, 1)  # [w0 w2 | w1 w3], (2, 2, B, blocks)
+    for at, stop, x, y in _each_chunk(key, first, blocks, stream, sub):
+        lanes[0, :, :, at:stop] = x
+        lanes[1, :, :, at:stop] = y
     skip = start - 4 * first
     return out.reshape(key.shape[0], 4 * blocks)[:, skip:skip + n]
 
@@ -220,9 +303,38 @@ def uniform(seeds: Sequence[int] | torch.Tensor, shape: int | Sequence[int], str
     24-bit grid (23 open), float64 on a 53-bit grid (52 open)."""
     _check_float(dtype)
     shape, n = _size(shape)
-    per = 1 if dtype == torch.float32 else 2
-    w = words(seeds, per * n, stream, device=device)
-    return _uniform_from_words(w, dtype, open_interval).reshape(-1, *shape)
+    key = keys(seeds, device)
+    _check_ids(stream, 0)
+    if dtype == torch.float32:
+        blocks = -(-n // 4)
+        out = torch.empty((key.shape[0], blocks, 2, 2), dtype=dtype, device=key.device)
+        lanes = out.permute(3, 2, 0, 1)
+        shift = 9 if open_interval else 8
+        for at, stop, x, y in _each_chunk(key, 0, blocks, stream, 0):
+            lanes[0, :, :, at:stop] = x.__irshift__(shift)
+            lanes[1, :, :, at:stop] = y.__irshift__(shift)
+        if open_interval:
+            out += 0.5
+            out *= 2.0**-23
+        else:
+            out *= 2.0**-24
+    else:
+        # element 2j from words (w0, w1) of block j, element 2j + 1 from (w2, w3)
+        bits = 52 if open_interval else 53
+        blocks = -(-n // 2)
+        out = torch.empty((key.shape[0], blocks, 2), dtype=dtype, device=key.device)
+        lanes = out.permute(2, 0, 1)
+        for at, stop, x, y in _each_chunk(key, 0, blocks, stream, 0):
+            lanes[:, :, at:stop] = _bits(x, y, bits)
+        if open_interval:
+            out += 0.5
+        out *= 2.0**-bits
+    return out.reshape(key.shape[0], -1)[:, :n].reshape(-1, *shape)
+
+
+#: float32 Box–Muller angle per unit of ``w >> 8``: ``fl32(2 pi) * 2**-24``, exactly the product
+#: of the float32 uniform ``(w >> 8) / 2**24`` and ``fl32(2 pi)`` (a power-of-two scaling).
+_ANGLE32 = float(torch.tensor(2.0 * math.pi, dtype=torch.float32)) * 2.0**-24
 
 
 def normal(seeds: Sequence[int] | torch.Tensor, shape: int | Sequence[int], stream: int,
@@ -231,19 +343,36 @@ def normal(seeds: Sequence[int] | torch.Tensor, shape: int | Sequence[int], stre
     """``(B, *shape)`` standard normals (Box–Muller), computed in ``dtype``."""
     _check_float(dtype)
     shape, n = _size(shape)
-    pairs = -(-n // 2)
+    key = keys(seeds, device)
+    _check_ids(stream, 0)
     if dtype == torch.float32:
-        w = words(seeds, 2 * pairs, stream, device=device)
-        u1 = ((w[:, 0::2] << 1) | 1).to(torch.float32) * 2.0**-33
-        u2 = (w[:, 1::2] >> 8).to(torch.float32) * 2.0**-24
+        # pairs (w0, w1) and (w2, w3) of block j: elements 4j, 4j + 1 and 4j + 2, 4j + 3
+        blocks = -(-n // 4)
+        out = torch.empty((key.shape[0], blocks, 2, 2), dtype=dtype, device=key.device)
+        lanes = out.permute(3, 2, 0, 1)  # [cos | sin], (pair, B, block)
+        for at, stop, x, y in _each_chunk(key, 0, blocks, stream, 0):
+            x <<= 1
+            x |= 1
+            radius = x.to(dtype)
+            radius *= 2.0**-33
+            radius.log_().mul_(-2.0).sqrt_()
+            angle = y.__irshift__(8).to(dtype)
+            angle *= _ANGLE32
+            torch.mul(radius, angle.cos(), out=lanes[0, :, :, at:stop])
+            torch.mul(radius, angle.sin_(), out=lanes[1, :, :, at:stop])
     else:
-        w = words(seeds, 4 * pairs, stream, device=device)
-        u1 = (_bits(w[:, 0::4], w[:, 1::4], 52).to(torch.float64) + 0.5) * 2.0**-52
-        u2 = _bits(w[:, 2::4], w[:, 3::4], 53).to(torch.float64) * 2.0**-53
-    radius = (u1.log() * -2.0).sqrt()
-    angle = u2 * (2.0 * math.pi)
-    z = torch.stack((radius * angle.cos(), radius * angle.sin()), dim=-1)
-    return z.reshape(z.shape[0], 2 * pairs)[:, :n].reshape(-1, *shape)
+        # element pair j: u1 from words (w0, w1), u2 from (w2, w3) of block j
+        blocks = -(-n // 2)
+        out = torch.empty((key.shape[0], blocks, 2), dtype=dtype, device=key.device)
+        lanes = out.permute(2, 0, 1)
+        for at, stop, x, y in _each_chunk(key, 0, blocks, stream, 0):
+            u1 = (_bits(x[0], y[0], 52).to(dtype) + 0.5) * 2.0**-52
+            u2 = _bits(x[1], y[1], 53).to(dtype) * 2.0**-53
+            radius = (u1.log() * -2.0).sqrt()
+            angle = u2 * (2.0 * math.pi)
+            torch.mul(radius, angle.cos(), out=lanes[0, :, at:stop])
+            torch.mul(radius, angle.sin(), out=lanes[1, :, at:stop])
+    return out.reshape(key.shape[0], -1)[:, :n].reshape(-1, *shape)
 
 
 def integers(seeds: Sequence[int] | torch.Tensor, high: int | torch.Tensor,
@@ -293,93 +422,152 @@ def inversion_terms(rate: float) -> int:
         k += 1
 
 
+#: Poisson: the CDF terms of the inversion, enough for every rate below :data:`PTRS_MIN_RATE`
+#: (a fixed number, whatever the rates of the batch).
+INVERSION_TERMS = inversion_terms(math.nextafter(PTRS_MIN_RATE, 0.0))
+
+
 def _poisson_inversion(rate: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Poisson draws by sequential search: ``#{k : F(k) <= u}``, float64 CDF ``F``."""
-    terms = inversion_terms(float(rate.max())) if rate.numel() else 1
-    pmf = torch.exp(-rate)
-    cdf = pmf.clone()
-    count = (u >= cdf).to(torch.int64)
-    for k in range(1, terms):
-        pmf = pmf * rate * (1.0 / k)
-        cdf = cdf + pmf
-        count += u >= cdf
-    return count
+    """Poisson draws of rates below :data:`PTRS_MIN_RATE` by sequential search: ``#{k : F(k)
+    <= u}`` over :data:`INVERSION_TERMS` float64 CDF values ``F(k) = sum_j<=k p_j rate**j
+    e**-rate / j!`` (``rate**k e**-rate`` carried from term to term, ``1 / k!`` a constant).
+
+    Elements whose draw is final (``u < F(k)``) are dropped after the terms
+    :data:`INVERSION_GATHER`, a fixed schedule: a batch of small rates does little work, and the
+    number of operations does not depend on the rates.
+    """
+    shape = rate.shape
+    rate, u = rate.reshape(-1), u.reshape(-1)
+    out = torch.empty(rate.shape, dtype=torch.int64, device=rate.device)
+    power = torch.exp(-rate)
+    cdf = power.clone()
+    below = u >= cdf
+    count = below.to(torch.int64)
+    index = None
+    inverse_factorial = 1.0
+    for k in range(1, INVERSION_TERMS):
+        power *= rate
+        inverse_factorial /= k
+        cdf.add_(power, alpha=inverse_factorial)
+        torch.ge(u, cdf, out=below)
+        count += below
+        if k in INVERSION_GATHER:
+            if index is None:
+                out.copy_(count)
+            else:
+                out[index] = count
+            keep = below.nonzero().squeeze(1)
+            index = keep if index is None else index[keep]
+            rate, u, power, cdf, count, below = (t[keep] for t in
+                                                 (rate, u, power, cdf, count, below))
+    if index is None:
+        out.copy_(count)
+    else:
+        out[index] = count
+    return out.reshape(shape)
 
 
-def _ptrs_round(rate: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """One round of PTRS (Hörmann 1993, algorithm PTRS): the candidate and whether it is
-    accepted, for rates ``>= 10`` and uniforms ``u, v`` in ``(0, 1)``."""
+def _ptrs_constants(rate: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """PTRS's per-rate constants ``(rate, log rate, b, a, log(1 / alpha), v_r)``."""
     root = rate.sqrt()
     b = 0.931 + 2.53 * root
     a = -0.059 + 0.02483 * b
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2.0)
+    return rate, rate.log(), b, a, inv_alpha.log(), v_r
+
+
+def _ptrs_accept(constants: tuple[torch.Tensor, ...], u: torch.Tensor,
+                 v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One PTRS round from :func:`_ptrs_constants`: the candidate and whether it is accepted."""
+    rate, log_rate, b, a, log_inv_alpha, v_r = constants
     us_signed = u - 0.5
     us = 0.5 - us_signed.abs()
     k = torch.floor((2.0 * a / us + b) * us_signed + rate + 0.43)
     squeeze = (us >= 0.07) & (v <= v_r)
     possible = (k >= 0) & ~((us < 0.013) & (v > us))
     kk = k.clamp(min=0.0)
-    log_accept = (v.log() + inv_alpha.log() - (a / (us * us) + b).log()
-                  <= -rate + kk * rate.log() - torch.lgamma(kk + 1.0))
+    log_accept = (v.log() + log_inv_alpha - (a / (us * us) + b).log()
+                  <= -rate + kk * log_rate - torch.lgamma(kk + 1.0))
     return k, squeeze | (possible & log_accept)
+
+
+def _ptrs_round(rate: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """One round of PTRS (Hörmann 1993, algorithm PTRS): the candidate and whether it is
+    accepted, for rates ``>= 10`` and uniforms ``u, v`` in ``(0, 1)``."""
+    return _ptrs_accept(_ptrs_constants(rate), u, v)
 
 
 def _poisson_ptrs(key: torch.Tensor, index: torch.Tensor, rate: torch.Tensor,
                   stream: int) -> torch.Tensor:
-    """PTRS draws of elements ``index`` (flat, per sample) under seeds ``key``, one per entry."""
-    out = torch.empty_like(rate)
-    pending = torch.arange(rate.shape[0], device=rate.device)
-    k0, k1 = key & MASK32, key >> 32
-    c0, c1 = index & MASK32, index >> 32
-    for r in range(PTRS_ROUNDS + 1):
-        w = torch.stack(philox4x32((c0[pending], c1[pending], stream, 1 + r),
-                                   (k0[pending], k1[pending])), dim=1)
-        if r == PTRS_ROUNDS:
-            u1 = (_bits(w[:, 0], w[:, 1], 52).to(torch.float64) + 0.5) * 2.0**-52
-            u2 = _bits(w[:, 2], w[:, 3], 52).to(torch.float64) * 2.0**-52
-            z = (u1.log() * -2.0).sqrt() * torch.cos(u2 * (2.0 * math.pi))
-            lam = rate[pending]
-            out[pending] = torch.floor(lam + lam.sqrt() * z + 0.5).clamp(min=0.0)
-            break
-        u = (_bits(w[:, 0], w[:, 1], 52).to(torch.float64) + 0.5) * 2.0**-52
-        v = (_bits(w[:, 2], w[:, 3], 52).to(torch.float64) + 0.5) * 2.0**-52
-        k, accepted = _ptrs_round(rate[pending], u, v)
-        out[pending[accepted]] = k[accepted]
-        pending = pending[~accepted]
-        if pending.numel() == 0:
-            break
+    """PTRS draws of elements ``index`` (flat, per sample) under seeds ``key``, one per entry.
+
+    Round ``r`` of an entry takes the block ``(index, stream, 1 + r)``; its draw is the
+    candidate of its first accepting round (the fallback at round :data:`PTRS_ROUNDS`). The
+    rounds run in the stages :data:`PTRS_STAGES`, all rounds of a stage at once for the entries
+    still pending (gathered), so the number of operations is fixed."""
+    out = torch.zeros_like(rate)
+    where = torch.arange(rate.shape[0], device=rate.device)
+    state = (key & MASK32, key >> 32, index, *_ptrs_constants(rate))
+    pending = torch.ones(rate.shape, dtype=torch.bool, device=rate.device)
+    bounds = (0, *[s for s in PTRS_STAGES if 0 < s <= PTRS_ROUNDS], PTRS_ROUNDS + 1)
+    for first, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        if first:
+            keep = pending.nonzero().squeeze(1)
+            where, state = where[keep], tuple(t[keep] for t in state)
+        # rounds along the first axis, entries along the last (contiguous) one
+        k0, k1, col, *constants = (t.unsqueeze(0) for t in state)
+        sub = torch.arange(1 + first, 1 + stop, dtype=torch.int64, device=rate.device)
+        x, y = _lanes(k0, k1, col, stream, sub.unsqueeze(1))  # (2, rounds, entries)
+        u = (_bits(x[0], y[0], 52).to(torch.float64) + 0.5) * 2.0**-52
+        v = (_bits(x[1], y[1], 52).to(torch.float64) + 0.5) * 2.0**-52
+        draw, accepted = _ptrs_accept(tuple(constants), u, v)
+        if stop == PTRS_ROUNDS + 1:
+            # the fallback: a rounded normal from the same block's words
+            u2 = _bits(x[1, -1], y[1, -1], 52).to(torch.float64) * 2.0**-52
+            z = (u[-1].log() * -2.0).sqrt() * torch.cos(u2 * (2.0 * math.pi))
+            lam = state[3]
+            draw[-1] = torch.floor(lam + lam.sqrt() * z + 0.5).clamp(min=0.0)
+            accepted[-1] = True
+        taken, pending = draw[-1], ~accepted[-1]
+        for j in range(stop - first - 2, -1, -1):  # the first accepting round's candidate
+            taken = torch.where(accepted[j], draw[j], taken)
+            pending &= ~accepted[j]
+        out[where] = torch.where(pending, out[where], taken)
     return out.to(torch.int64)
 
 
 def poisson(seeds: Sequence[int] | torch.Tensor, rate: torch.Tensor, stream: int,
-            device: torch.device | str | None = None) -> torch.Tensor:
+            device: torch.device | str | None = None, check: bool = True) -> torch.Tensor:
     """``(B, *shape)`` int64 Poisson draws of the ``(B, *shape)`` float rates (one per
     element, in ``[0, 2**52]``); element ``i`` (C order within its sample) draws from its own
-    counters only, so the method chosen for one element (by its rate) changes no other."""
+    counters only, so the method chosen for one element (by its rate) changes no other.
+
+    ``check=False`` skips the range check (a host synchronisation on a GPU) for rates the caller
+    knows to be in range. The number of operations depends on the shape only: every element
+    runs the inversion (rates >= 10 as rate 0), and the elements of rate >= 10 are gathered for
+    PTRS (in a number of pieces that depends on the shape, on the CPU)."""
     key = keys(seeds, device if device is not None else rate.device)
     if rate.dim() < 1 or rate.shape[0] != key.shape[0]:
         raise ValueError(f"poisson: rates must be (B, ...) with B = {key.shape[0]} seeds, got "
                          f"shape {tuple(rate.shape)}")
     lam = rate.to(key.device, torch.float64).reshape(key.shape[0], -1)
-    if lam.numel() and not bool(((lam >= 0) & (lam <= MAX_RATE)).all()):
+    if check and lam.numel() and not bool(((lam >= 0) & (lam <= MAX_RATE)).all()):
         raise ValueError(f"poisson: rates must be finite and in [0, 2**52], got values in "
                          f"[{float(lam.min())}, {float(lam.max())}] (NaN counts as bad)")
     out = torch.empty(lam.shape, dtype=torch.int64, device=lam.device)
     n = lam.shape[1]
-    step = max(1, CPU_CHUNK // (4 * max(1, key.shape[0]))) if key.device.type == "cpu" else n
+    cpu = key.device.type == "cpu"
+    step = max(1, CPU_POISSON_CHUNK) if cpu else max(1, n)
     for start in range(0, n, step):
-        part = lam[:, start:start + step]
-        out[:, start:start + step] = _poisson_part(key, part, start, stream)
+        stop = min(start + step, n)
+        u = words(key, stop - start, stream, start=start).to(torch.float64)
+        u *= 2.0**-32
+        part = lam[:, start:stop]
+        out[:, start:stop] = _poisson_inversion(part.masked_fill(part >= PTRS_MIN_RATE, 0.0), u)
+    flat = (lam >= PTRS_MIN_RATE).view(-1).nonzero().squeeze(1)
+    pieces = -(-n // max(1, CPU_PTRS_CHUNK)) if cpu else 1
+    for part in torch.tensor_split(flat, max(1, pieces)):
+        row, col = part // max(1, n), part % max(1, n)
+        out.view(-1)[part] = _poisson_ptrs(key[row], col, lam.reshape(-1)[part], stream)
     return out.reshape(rate.shape)
-
-
-def _poisson_part(key: torch.Tensor, lam: torch.Tensor, start: int, stream: int) -> torch.Tensor:
-    """:func:`poisson` of the elements ``start ..`` of each sample (``lam`` ``(B, m)``)."""
-    large = lam >= PTRS_MIN_RATE
-    u = words(key, lam.shape[1], stream, start=start).to(torch.float64) * 2.0**-32
-    out = _poisson_inversion(torch.where(large, 0.0, lam), u)
-    if bool(large.any()):
-        row, col = large.nonzero(as_tuple=True)
-        out[row, col] = _poisson_ptrs(key[row], col + start, lam[row, col], stream)
-    return out

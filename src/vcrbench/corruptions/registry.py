@@ -366,7 +366,7 @@ _ENTRIES = [
         (noise exponential in the parameter) starves small dv, which is why the paper reached
         only 0.59 coverage. 0 is the clean image; at 2.5 (lam = 0.16) a sparse binary speckle
         is left, pixel correlation 0.19, dv 0.93 (noise never quite reaches the 0.97 floor).""",
-        noise.shot_noise, spacing={"noise_scale": 0.003}),
+        noise.shot_noise, spacing={"noise_scale": 0.003}, implementation=2),
     _entry(
         "impulse_noise", "imagenet-c", "noise", {"amount": (0.0, 1.0)},
         [(0.03,), (0.06,), (0.09,), (0.17,), (0.27,)],
@@ -375,7 +375,7 @@ _ENTRIES = [
         each value is replaced with probability amount, by 0 or 1 with equal odds. The domain
         is all of [0, 1]: 0 is the clean image, 1 pure noise (dv 0.98). ImageNet-C: dv 0.55 to
         0.80.""",
-        noise.impulse_noise, spacing={"amount": 0.0003}),
+        noise.impulse_noise, spacing={"amount": 0.0003}, implementation=2),
     _entry(
         "gaussian_noise", "imagenet-c", "noise", {"sigma": (0.0, 1.5)},
         [(0.08,), (0.12,), (0.18,), (0.26,), (0.38,)],
@@ -384,7 +384,7 @@ _ENTRIES = [
         sigma 0.08 to 0.38, dv 0.51 to 0.80). At 1.5 the noise has six times the standard
         deviation of a typical image and clipping leaves an almost binary image: pixel
         correlation 0.19, dv 0.93.""",
-        noise.gaussian_noise, spacing={"sigma": 0.003}),
+        noise.gaussian_noise, spacing={"sigma": 0.003}, implementation=2),
     _entry(
         "glass_blur", "imagenet-c", "blur",
         {"sigma": (0.0, _GLASS_HIGH[0]), "max_delta": (0.0, _GLASS_HIGH[1]),
@@ -463,7 +463,7 @@ _ENTRIES = [
         ImageNet-C's five pairs lie on image_weight + frost_weight = 1.35 to 1.4, dv 0.61 to
         0.76.""",
         weather.frost, spacing={"frost_weight": 0.003}, coupling=0.8,
-        side_layers=lambda side: weather.frost_scale(side, side)),
+        side_layers=lambda side: weather.frost_scale(side, side), implementation=2),
     _entry(
         "blur", "albumentations", "blur", {"ksize": (1.0, float(blur.BOX_KSIZE_MAX))},
         None, False, (1.0,), (float(blur.BOX_KSIZE_MAX),),
@@ -513,7 +513,7 @@ _ENTRIES = [
         al. 2018 add it to greyscale images at 30 % contrast, widths 0 to 0.9; here colour
         images at full contrast, like the other noises.) The bound 2.6 = sqrt(3) * 1.5 has the
         standard deviation of the strongest Gaussian noise: pixel correlation 0.13, dv 0.94.""",
-        noise.uniform_noise, spacing={"width": 0.001}),
+        noise.uniform_noise, spacing={"width": 0.001}, implementation=2),
 ]
 
 

@@ -14,8 +14,13 @@ Only 32 px and 176 px and up are published rules; sizes between are this interpo
 ImageNet-C, for one, shrinks by 0.3 at 64 px, where this gives 0.4), and they resize bilinearly
 as CIFAR-10-C does. A narrow image that the scaled photograph would not cover gets ImageNet-C's
 covering scale instead.
-Here the photograph index and the crop position come from the sample's seed:
-``torch.randint(5)``, then the row offset, then the column offset.
+Here the photograph index and the crop position come from the sample's seed, with the
+counter-based generator :mod:`vcrbench.core.philox` (``philox.integers``, one stream each:
+:data:`PHOTO_STREAM` the index in ``0 .. 4``, :data:`TOP_STREAM` the row offset in
+``[0, layer height - H)``, :data:`LEFT_STREAM` the column offset in ``[0, layer width - W)``, as
+ImageNet-C's ``randint`` bounds). The five rescaled photographs of an image size are kept on each
+device (padded to one ``(5, 3, h, w)`` uint8 tensor) and a batch's crops are gathered from it in
+one indexing operation: no loop over the samples, no host round trip.
 
 The files are read from the installed ``imagecorruptions`` distribution without importing it
 (its ``__init__`` imports ``pkg_resources``, which current setuptools no longer provides).
@@ -34,10 +39,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from vcrbench.corruptions.generators import torch_generator
+from vcrbench.core import philox
 from vcrbench.errors import VcrbenchError
 
 FROST_FILES = ("frost1.png", "frost2.png", "frost3.png", "frost4.jpg", "frost5.jpg")
+#: Philox stream ids of frost's draws (one per draw).
+PHOTO_STREAM = 1  # which photograph
+TOP_STREAM = 2  # the crop's row offset
+LEFT_STREAM = 3  # the crop's column offset
 
 
 def frost_directory() -> Path:
@@ -98,22 +107,45 @@ def frost_layer(index: int, height: int, width: int) -> np.ndarray:
     return np.ascontiguousarray(resized[..., ::-1])
 
 
+@lru_cache(maxsize=16)
+def frost_layers(height: int, width: int, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The five photographs of :func:`frost_layer` on ``device``: ``(stack, sizes)``, ``stack``
+    ``(5 * h, w * 3)`` uint8 (photograph ``i`` in rows ``i h ..``, RGB interleaved along a row,
+    each at the top left of its block, zero padded to the largest ``h x w``) and ``sizes``
+    ``(5, 2)`` int64 (each photograph's height and width)."""
+    layers = [frost_layer(i, height, width) for i in range(len(FROST_FILES))]
+    h, w = max(a.shape[0] for a in layers), max(a.shape[1] for a in layers)
+    stack = np.zeros((len(layers), h, w, 3), dtype=np.uint8)
+    for i, layer in enumerate(layers):
+        stack[i, : layer.shape[0], : layer.shape[1]] = layer
+    sizes = torch.tensor([a.shape[:2] for a in layers], dtype=torch.int64)
+    stack = torch.from_numpy(stack.reshape(len(layers) * h, w * 3))
+    return stack.to(device), sizes.to(device)
+
+
+def frost_draws(seeds: Sequence[int] | torch.Tensor, height: int, width: int,
+                device: torch.device | str = "cpu") -> tuple[torch.Tensor, ...]:
+    """Each sample's ``(photograph index, top, left)``, three ``(B,)`` int64 tensors on
+    ``device``, drawn from its seed (module docstring)."""
+    device = torch.device(device)
+    _, sizes = frost_layers(height, width, device)
+    index = philox.integers(seeds, len(FROST_FILES), 1, PHOTO_STREAM, device=device)[:, 0]
+    size = sizes[index]
+    top = philox.integers(seeds, size[:, 0] - height, 1, TOP_STREAM, device=device)[:, 0]
+    left = philox.integers(seeds, size[:, 1] - width, 1, LEFT_STREAM, device=device)[:, 0]
+    return index, top, left
+
+
 def frost_crops(seeds: Sequence[int], height: int, width: int) -> list[tuple[int, int, int]]:
-    """Each sample's ``(photograph index, top, left)`` drawn from its seed."""
-    out = []
-    for seed in seeds:
-        gen = torch_generator(seed)
-        index = int(torch.randint(len(FROST_FILES), (1,), generator=gen))
-        layer = frost_layer(index, height, width)
-        top = int(torch.randint(layer.shape[0] - height, (1,), generator=gen))
-        left = int(torch.randint(layer.shape[1] - width, (1,), generator=gen))
-        out.append((index, top, left))
-    return out
+    """Each sample's ``(photograph index, top, left)`` drawn from its seed, as Python ints."""
+    index, top, left = frost_draws(seeds, height, width)
+    return list(zip(index.tolist(), top.tolist(), left.tolist(), strict=True))
 
 
 def frost_one(image: torch.Tensor, image_weight: float, frost_weight: float, index: int,
               top: int, left: int) -> torch.Tensor:
-    """One ``(3, H, W)`` image mixed with photograph ``index`` cropped at ``(top, left)``."""
+    """One ``(3, H, W)`` image mixed with photograph ``index`` cropped at ``(top, left)`` (a
+    per-sample reference for :func:`frost`)."""
     _, h, w = image.shape
     layer = frost_layer(index, h, w)[top : top + h, left : left + w]
     crop = torch.from_numpy(np.ascontiguousarray(layer)).permute(2, 0, 1)
@@ -123,9 +155,23 @@ def frost_one(image: torch.Tensor, image_weight: float, frost_weight: float, ind
 
 def frost(images: torch.Tensor, params: dict[str, np.ndarray],
           seeds: Sequence[int]) -> torch.Tensor:
-    """``clip(image_weight * x + frost_weight * frost_crop / 255)`` per sample."""
-    _, _, h, w = images.shape
-    out = [frost_one(img, float(a), float(b), *crop) for img, a, b, crop in
-           zip(images, params["image_weight"], params["frost_weight"], frost_crops(seeds, h, w),
-               strict=True)]
-    return torch.stack(out)
+    """``clip(image_weight * x + frost_weight * frost_crop / 255)``, batched: the crops are
+    gathered from the device's photographs (:func:`frost_layers`) in one indexing operation."""
+    b, _, h, w = images.shape
+    stack, sizes = frost_layers(h, w, images.device)
+    index, top, left = frost_draws(seeds, h, w, images.device)
+    block = stack.shape[0] // len(FROST_FILES)
+    # the crop's rows (one index_select), then each sample's columns (one gather)
+    rows = (index * block + top).view(b, 1) + torch.arange(h, device=images.device)
+    strips = stack.index_select(0, rows.view(-1)).view(b, h, -1)
+    cols = (left * 3).view(b, 1) + torch.arange(3 * w, device=images.device)
+    crop = strips.gather(2, cols.view(b, 1, 3 * w).expand(b, h, 3 * w))
+    crop = crop.view(b, h, w, 3).permute(0, 3, 1, 2).to(images.dtype,
+                                                         memory_format=torch.contiguous_format)
+
+    def weight(name: str, scale: float = 1.0) -> torch.Tensor:
+        values = np.asarray(params[name], dtype=np.float64) * scale
+        return torch.as_tensor(values, dtype=images.dtype).to(images.device).view(b, 1, 1, 1)
+
+    crop *= weight("frost_weight", 1.0 / 255.0)
+    return crop.addcmul_(images, weight("image_weight")).clamp_(0.0, 1.0)

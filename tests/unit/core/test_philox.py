@@ -93,6 +93,39 @@ def test_torch_philox_matches_the_reference_on_random_blocks():
     assert out.tolist() == [reference(b[:4], b[4:]) for b in blocks]
 
 
+def test_mulhilo_is_the_exact_product_split():
+    """``_mulhilo`` takes the 64-bit product from one int64 multiply, which wraps modulo 2**64
+    past 2**63: its words equal exact integer arithmetic on random and extreme inputs."""
+    rng = np.random.default_rng(3)
+    values = [0, 1, 2, MASK, MASK - 1, 2**31, 2**31 - 1, 2**16, 0xFFFF0000]
+    values += [int(v) for v in rng.integers(0, 2**32, size=20_000, dtype=np.uint64)]
+    x = torch.tensor(values, dtype=torch.int64)
+    for a in (philox.M0, philox.M1, MASK, 1, 0, 0x80000001):
+        low, high = philox._mulhilo(a, x)
+        exact = [a * v for v in values]
+        assert low.tolist() == [p & MASK for p in exact]
+        assert high.tolist() == [p >> 32 for p in exact]
+    assert x.mul(MASK)[values.index(MASK)].item() == (MASK * MASK) - 2**64  # it does wrap
+
+
+def test_lanes_broadcast_keys_counters_and_subs():
+    """``_lanes`` (the draws' Philox) on per-element keys, counters and sub-counters, broadcast
+    as PTRS's stages use them: the reference's words."""
+    rng = np.random.default_rng(4)
+    seeds = [int(s) for s in rng.integers(0, 2**63 - 1, size=5, dtype=np.int64)] + [2**63 - 1]
+    index = [0, 7, 2**32 - 1, 2**32, 123456789, 2**40 + 3]
+    key = torch.tensor(seeds).view(-1, 1)
+    col = torch.tensor(index).view(-1, 1)
+    sub = torch.tensor([1, 2, MASK]).view(1, -1)
+    x, y = philox._lanes(key & MASK, key >> 32, col, 9, sub)
+    assert x.shape == y.shape == (2, 6, 3)
+    for e, (s, j) in enumerate(zip(seeds, index, strict=True)):
+        for c, u in enumerate((1, 2, MASK)):
+            expected = reference((j & MASK, j >> 32, 9, u), (s & MASK, s >> 32))
+            got = [x[0, e, c], y[0, e, c], x[1, e, c], y[1, e, c]]
+            assert [int(w) for w in got] == expected
+
+
 def test_triton_philox_is_a_peer():
     """Triton's Philox4x32-10 (``tl.philox``, its CPU interpreter) gives the same blocks."""
     pytest.importorskip("triton")
@@ -379,9 +412,33 @@ def test_words_from_a_start_are_a_slice_of_the_run(monkeypatch):
     # CPU chunks (here of 1 block) change no word and no Poisson draw
     rates = torch.linspace(0.0, 40.0, 99, dtype=torch.float64).repeat(len(SEEDS), 1)
     whole = philox.poisson(SEEDS, rates, 3)
+    uniform = {d: philox.uniform(SEEDS, 21, 3, d) for d in (torch.float32, torch.float64)}
+    normal = {d: philox.normal(SEEDS, 21, 3, d) for d in (torch.float32, torch.float64)}
     monkeypatch.setattr(philox, "CPU_CHUNK", 1)
+    monkeypatch.setattr(philox, "CPU_POISSON_CHUNK", 7)
+    monkeypatch.setattr(philox, "CPU_PTRS_CHUNK", 5)
     assert torch.equal(philox.words(SEEDS, 50, 3), run)
     assert torch.equal(philox.poisson(SEEDS, rates, 3), whole)
+    for dtype in (torch.float32, torch.float64):
+        assert torch.equal(philox.uniform(SEEDS, 21, 3, dtype), uniform[dtype])
+        assert torch.equal(philox.normal(SEEDS, 21, 3, dtype), normal[dtype])
+
+
+def test_poisson_operations_depend_on_the_shape_only():
+    """The same operator count for a small batch of small rates and a larger batch of rates
+    on both sides of the PTRS threshold (no loop whose length follows the draws or the batch)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def events(batch, rates):
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            philox.poisson(list(range(batch)), rates, 5, check=False)
+        return len(prof.events())
+
+    small = torch.full((12, 300), 0.3, dtype=torch.float64)
+    mixed = torch.linspace(0.0, 2000.0, 300, dtype=torch.float64).repeat(12, 1)
+    assert events(2, small[:2]) == events(12, small)
+    # gathers of no element allocate differently (empty_strided for empty): a few events
+    assert abs(events(12, mixed) - events(12, small)) <= 0.01 * events(12, small)
 
 
 @pytest.mark.parametrize("rate", [10.0, 30.0, 1000.0])

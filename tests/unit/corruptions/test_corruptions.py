@@ -298,20 +298,30 @@ def test_glass_blur_matches_the_package(images, ic, monkeypatch):
             assert d.mean() < 0.01 and d.max() < 1.0, (severity, d.mean(), d.max())
 
 
-def test_frost_matches_the_package(images, ic):
+def test_frost_matches_the_package(images, ic, monkeypatch):
+    """The batched frost against imagecorruptions' frost fed our draws: its ``np.random.randint``
+    returns our photograph index and crop offsets (and its bounds must be ours)."""
+    x = images[:2]
+    xt = to_tensor(x, torch.float64)
     for severity, point in enumerate(imagenet_c_samples("frost"), 1):
-        for k, img in enumerate(images[:2]):
-            with seeded_numpy(severity * 31 + k):
-                ref = ic.frost(Image.fromarray(img), severity)
-            stream = np.random.RandomState(severity * 31 + k)
-            index = stream.randint(5)
-            layer = weather_mod.frost_layer(index, 224, 224)
-            top = stream.randint(0, layer.shape[0] - 224)
-            left = stream.randint(0, layer.shape[1] - 224)
-            xt = to_tensor(img[None], torch.float64)[0]
-            ours = weather_mod.frost_one(xt, point["image_weight"], point["frost_weight"], index,
-                                         top, left)
-            assert diff(ours.permute(1, 2, 0).numpy() * 255, ref).max() < 1e-6
+        seeds = [noise_seed(severity, "frost", k) for k in range(len(x))]
+        index, top, left = (t.tolist() for t in weather_mod.frost_draws(seeds, 224, 224))
+        ours = weather_mod.frost(xt, {k: np.full(len(x), v) for k, v in point.items()}, seeds)
+        for k, img in enumerate(x):
+            layer = weather_mod.frost_layer(index[k], 224, 224)
+            expected_calls = [((5,), index[k]), ((0, layer.shape[0] - 224), top[k]),
+                              ((0, layer.shape[1] - 224), left[k])]
+
+            def randint(*bounds, calls=expected_calls):
+                wanted, value = calls.pop(0)
+                assert bounds == wanted and 0 <= value < bounds[-1]
+                return value
+
+            monkeypatch.setattr(np.random, "randint", randint)
+            ref = ic.frost(Image.fromarray(img), severity)
+            monkeypatch.undo()
+            assert not expected_calls
+            assert diff(ours[k].permute(1, 2, 0).numpy() * 255, ref).max() < 1e-6
 
 
 @pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise"])
@@ -561,9 +571,9 @@ def test_batched_blurs_give_each_sample_the_bytes_it_has_alone(name, images):
 @pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise",
                                   "uniform_noise"])
 def test_noise_bytes_do_not_depend_on_the_thread_count(name, images):
-    """The per-sample draws run on the job's threads (``generators.map_per_sample``; images
-    as large as these, 224 px, are over ``core.threads.SMALL_ITEM``): one thread, two and five
-    give the same bytes as a plain loop over the samples."""
+    """The draws are batched torch operations (``core.philox``) at 224 px, over
+    ``core.threads.SMALL_ITEM``: one thread, two and five give the same bytes as a plain loop
+    over the samples."""
     from vcrbench.core.threads import SMALL_ITEM
 
     x = np.concatenate([images, images[:2, ::-1]])
@@ -583,6 +593,23 @@ def test_noise_bytes_do_not_depend_on_the_thread_count(name, images):
                                              {k: v[i:i + 1] for k, v in batch.items()},
                                              seeds[i:i + 1]) for i in range(5)])
     assert all(torch.equal(outputs[0], out) for out in [*outputs[1:], one_by_one])
+
+
+@pytest.mark.parametrize("name", ["gaussian_noise", "shot_noise", "impulse_noise",
+                                  "uniform_noise", "frost"])
+def test_a_sample_alone_is_the_sample_in_a_batch_of_16(name, images):
+    """Batched draws (``core.philox``): a sample corrupted alone gives the bytes it gets at any
+    place of a batch of 16."""
+    needs_frost_photographs(name)
+    x = np.concatenate([images] * 6)[:16, 40:104, 30:110]
+    params = uniform_samples(name, 3, range(16))
+    batch = {k: [p[k] for p in params] for k in params[0]}
+    seeds = [noise_seed(3, name, i) for i in range(16)]
+    whole = apply_corruption(name, to_tensor(x), batch, seeds)
+    for i in (0, 7, 15):
+        alone = apply_corruption(name, to_tensor(x[i:i + 1]), {k: v[i:i + 1] for k, v in
+                                                                batch.items()}, seeds[i:i + 1])
+        assert torch.equal(whole[i:i + 1], alone), i
 
 
 def test_map_per_sample_keeps_the_order_of_the_samples():

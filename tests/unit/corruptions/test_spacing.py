@@ -308,8 +308,9 @@ def test_sampling_definition_changes_exactly_with_the_draws(monkeypatch):
             n: d for n, d in before.items() if n != "frost"}
         # the ImageNet-C severities and the linear draws do not depend on the spacing
         assert sampling_definition("frost", "imagenet-c") == imagenet_c_before
+        version = {"implementation": spec.implementation} if spec.implementation > 1 else {}
         assert sampling_definition("frost", spacing="linear") == {
-            "parameters": {"image_weight": [0.0, 1.0], "frost_weight": [0.0, 1.0]}}
+            "parameters": {"image_weight": [0.0, 1.0], "frost_weight": [0.0, 1.0]}} | version
     monkeypatch.setitem(registry.CORRUPTIONS, "frost", dataclasses.replace(
         spec, imagenet_c_severities=(spec.imagenet_c_severities[0],) * 5))
     assert sampling_definition("frost", "imagenet-c") != imagenet_c_before
