@@ -24,6 +24,7 @@ import torch
 from bench_corruptions import load_images
 from torch.profiler import ProfilerActivity, profile
 
+from vcrbench.core.allocator import restart_with_job_allocator
 from vcrbench.core.seeding import noise_seed
 from vcrbench.corruptions import apply_corruption, get_corruption, uniform_samples
 from vcrbench.corruptions.sets import expand_sets
@@ -73,4 +74,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    restart_with_job_allocator()  # the allocator settings of the workflow's jobs
     main()

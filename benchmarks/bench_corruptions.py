@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from vcrbench.core.allocator import restart_with_job_allocator
 from vcrbench.core.seeding import noise_seed
 from vcrbench.corruptions import CORRUPTIONS, apply_corruption, imagenet_c_samples, uniform_samples
 
@@ -211,4 +212,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    restart_with_job_allocator()  # the allocator settings of the workflow's jobs
     main()

@@ -370,4 +370,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from vcrbench.core.allocator import restart_with_job_allocator
+
+    restart_with_job_allocator()  # the allocator settings of the workflow's jobs
     main()

@@ -35,6 +35,7 @@ from bench_corruption_ops import batch_of  # noqa: E402
 from bench_corruptions import load_images  # noqa: E402
 from bench_output import machine_line  # noqa: E402
 
+from vcrbench.core.allocator import restart_with_job_allocator  # noqa: E402
 from vcrbench.corruptions import apply_corruption  # noqa: E402
 from vcrbench.corruptions.sets import expand_sets  # noqa: E402
 
@@ -122,4 +123,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    restart_with_job_allocator()  # the allocator settings of the workflow's jobs
     sys.exit(main())

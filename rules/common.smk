@@ -13,6 +13,10 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 # Jobs share cores; spinning OpenMP threads slow each other down badly
 # (see benchmarks/bench_vif.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Batch-sized tensors from the heap, reused from batch to batch (vcrbench.core.allocator).
+from vcrbench.core.allocator import set_job_allocator  # noqa: E402
+
+set_job_allocator()
 
 from vcrbench.errors import VcrbenchError  # noqa: E402
 from vcrbench.host import check_torch  # noqa: E402
