@@ -149,7 +149,7 @@ def main() -> None:
             f"{dv.min():.3f}–{dv.max():.3f} | {1000 * seconds / dv.size:.1f} |"
         )
     if pilots:
-        from vcrbench.corruptions.adaptive import bin_of, reached_bins, unreachable_ranges
+        from vcrbench.curves.reachability import bin_of, reached_bins, unreachable_ranges
 
         print("\n| corruption | pilot samples | reachable bins | coverage of reachable "
               "| unreachable Δv | pilot time / run time |\n|---|---:|---:|---:|---|---:|")

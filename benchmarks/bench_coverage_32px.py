@@ -36,6 +36,7 @@ from vcrbench.corruptions import adaptive  # noqa: E402
 from vcrbench.corruptions.registry import corrupt_uint8  # noqa: E402
 from vcrbench.corruptions.sampling import uniform_samples  # noqa: E402
 from vcrbench.corruptions.sets import expand_sets  # noqa: E402
+from vcrbench.curves import reachability  # noqa: E402
 from vcrbench.data.cifar_pack import load  # noqa: E402
 from vcrbench.vif import delta_v, vif_small  # noqa: E402
 
@@ -129,10 +130,10 @@ def main() -> None:
                "dv_min": float(dv.min()), "dv_median": float(np.median(dv)),
                "dv_max": float(dv.max()), "sparse_bins": empty}
         if reachable is not None:
-            reachable = adaptive.reached_bins(reachable, dv, BINS)  # as the coverage table
+            reachable = reachability.reached_bins(reachable, dv, BINS)  # as the coverage table
             row.update(extra, reachable_bins=int(reachable.sum()),
                        reachable_coverage=float((counts >= args.min_count)[reachable].mean()),
-                       unreachable=adaptive.unreachable_ranges(~reachable),
+                       unreachable=reachability.unreachable_ranges(~reachable),
                        pilot_cost=pilot_s / run_s)
         rows.append(row)
         print(json.dumps({**rows[-1], "elapsed_s": round(time.perf_counter() - start)}),

@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent / "src"))
 from vcrbench.core.jobs import job  # noqa: E402
 from vcrbench.core.tables import csv_text, read_table, write_text  # noqa: E402
-from vcrbench.corruptions.adaptive import reachable_bins  # noqa: E402
+from vcrbench.curves.reachability import reachable_bins  # noqa: E402
 from vcrbench.figures.tables import coverage_html  # noqa: E402
 from vcrbench.vcr.coverage import coverage_markdown, coverage_table  # noqa: E402
 

@@ -12,7 +12,7 @@ from vcrbench.core.tables import (  # noqa: E402
     write_table,
     write_text,
 )
-from vcrbench.corruptions.adaptive import reached_bins, unreachable_ranges  # noqa: E402
+from vcrbench.curves.reachability import reached_bins, unreachable_ranges  # noqa: E402
 from vcrbench.vcr.summary import build_summary, summary_markdown  # noqa: E402
 
 with job(snakemake.log[0], snakemake.threads, "summary") as log:

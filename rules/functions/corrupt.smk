@@ -1,6 +1,7 @@
 # Globals, input functions and outputs of rules/corrupt.smk.
 
 from vcrbench.core.shards import shard_count  # noqa: E402
+from vcrbench.corruptions.adaptive import adaptive_sampling_definition  # noqa: E402
 from vcrbench.corruptions.sampling import sampling_definition  # noqa: E402
 from vcrbench.evaluation.scoring import stores_images  # noqa: E402
 
@@ -67,10 +68,8 @@ def uniform_definition(wildcards):
     that a change to its domains or spacing re-draws exactly that corruption's samples (with
     adaptive spacing also the pilot's settings and M; visual and linear runs' are unchanged)."""
     if ADAPTIVE:
-        return sampling_definition(
+        return adaptive_sampling_definition(
             wildcards.corruption,
-            "uniform",
-            "adaptive",
             side=IMAGE_SIDE,
             pilot_share=config["sampling"].get("pilot_share"),
             bins=config["binning"]["bins"],

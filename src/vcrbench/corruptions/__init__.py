@@ -7,7 +7,10 @@ in its order),
 See ``registry`` for the conventions and ``DOMAIN_TABLE`` for the domains; ``generators`` makes
 a sample's noise generator from its stored seed.
 
-May import: :mod:`vcrbench.core`, :mod:`vcrbench.errors`.
+The ``adaptive`` spacing draws flat in Δv over the curves' bins, so a sampling design may use
+the Δv binning (:mod:`vcrbench.curves` imports nothing of corruptions).
+
+May import: :mod:`vcrbench.core`, :mod:`vcrbench.curves`, :mod:`vcrbench.errors`.
 """
 
 from vcrbench.corruptions.registry import (

@@ -40,15 +40,15 @@ Design (one code path for every corruption, whatever its number of parameters):
    Sample ``i`` of the run takes the parameters of the ``i``-th picked candidate (in pool
    order, which is random with respect to Δv), its image and noise seed as any run's sample
    ``i``.
-5. **Reachability** (:func:`reachable_bins`): the Δv values the pilot saw, merged into intervals
-   wherever two consecutive values are at most :data:`GAP` apart; a bin meeting no interval is
-   unreachable: no parameter value gets there at this size (e.g. box and median blur between
-   the clean image and their smallest whole-pixel kernel at 32 px). A bin where the run's own
-   samples land is reachable whatever the pilot saw (:func:`reached_bins`: the pilot, a few
-   hundred samples, can miss a narrow band that the spread of Δv across images fills). The
-   coverage table and the summary's note say which bins are unreachable
-   (:func:`unreachable_ranges`). :data:`GAP` is wide (six bins at M = 40) so that a
-   gap is a property of the corruption, not a hole in a small pilot.
+5. **Reachability** (:mod:`vcrbench.curves.reachability`, shared with the coverage table and
+   the summary): the Δv values the pilot saw, merged into intervals wherever two consecutive
+   values are at most :data:`~vcrbench.curves.reachability.GAP` apart; a bin meeting no
+   interval is unreachable: no parameter value gets there at this size (e.g. box and median
+   blur between the clean image and their smallest whole-pixel kernel at 32 px). A bin where
+   the run's own samples land is reachable whatever the pilot saw
+   (:func:`~vcrbench.curves.reachability.reached_bins`). The coverage table and the summary's
+   note say which bins are unreachable
+   (:func:`~vcrbench.curves.reachability.unreachable_ranges`).
 
 The pilot's samples do **not** join the estimate: they come from other designs (the pool's
 draws, the domain's corners, flat picks from fits of part of the pilot), so pooling them
@@ -73,10 +73,11 @@ from vcrbench.corruptions.registry import get_corruption
 from vcrbench.corruptions.sampling import (
     REFERENCE_SIDE,
     couple_draws,
+    sampling_definition,
     scale_point,
     space_towards_clean,
 )
-from vcrbench.curves.binning import bin_index
+from vcrbench.curves.reachability import GAP, bin_of, reachable_bins
 from vcrbench.errors import VcrbenchError
 
 #: The designs the candidates come from (module docstring, step 1).
@@ -91,8 +92,6 @@ POOL_FACTOR, MIN_POOL = 10, 5000
 POOL_DEPTH = 2.0
 #: Nearest pilot samples averaged per prediction (smoothing and several parameters).
 NEIGHBOURS = 8
-#: Δv gap (in Δv units) above which two pilot values are not joined into one reachable range.
-GAP = 0.15
 #: Most corner points the pilot scores (2^P, P parameters; P <= 4 in the registry).
 MAX_CORNERS = 16
 #: Pilot rounds (the ``round`` column of the pilot table).
@@ -250,26 +249,6 @@ def nearest_mean(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarra
         w = np.clip(1.0 - (dist[rows, nearest] / np.maximum(h, 1e-12)) ** 2, 0.0, 1.0) ** 2
         w[w.sum(axis=1) == 0] = 1.0  # k + 1 points at one distance: a plain mean
         out[start:start + block] = (w * pilot_dv[nearest]).sum(1) / w.sum(1)
-    return out
-
-
-def bin_of(dv: np.ndarray | float, bins: int) -> np.ndarray:
-    """The Δv bin (0 to bins − 1) of each value, as the curves bin them
-    (:func:`vcrbench.curves.binning.bin_index`)."""
-    return bin_index(np.atleast_1d(np.asarray(dv, np.float64)), bins)
-
-
-def reachable_bins(dv: np.ndarray, bins: int, gap: float = GAP) -> np.ndarray:
-    """Boolean (bins,): bins that meet a reachable Δv range (module docstring, step 5)."""
-    values = np.sort(np.asarray(dv, np.float64))
-    out = np.zeros(bins, bool)
-    if len(values) == 0:
-        return out
-    breaks = np.flatnonzero(np.diff(values) > gap)
-    starts = np.concatenate([[values[0]], values[breaks + 1]])
-    ends = np.concatenate([values[breaks], [values[-1]]])
-    for lo, hi in zip(starts, ends, strict=True):
-        out[int(bin_of(lo, bins)[0]):int(bin_of(hi, bins)[0]) + 1] = True
     return out
 
 
@@ -460,32 +439,23 @@ def adaptive_samples(name: str, seed: int, n: int, pilot: dict[str, np.ndarray],
     return [dict(pool_points[j]) for j in picked]
 
 
-def reached_bins(pilot_dv: np.ndarray, run_dv: np.ndarray | None, bins: int) -> np.ndarray:
-    """Boolean (bins,): bins the pilot reaches (:func:`reachable_bins`) or where a sample of the
-    run lands (``run_dv``, None: the pilot alone)."""
-    reach = reachable_bins(pilot_dv, bins)
-    if run_dv is not None and len(run_dv):
-        reach |= np.bincount(bin_of(run_dv, bins), minlength=bins) > 0
-    return reach
-
-
-def unreachable_ranges(unreachable: np.ndarray) -> list[str]:
-    """Runs of consecutive unreachable bins as Δv ranges, e.g. ``["0.025–0.600"]``."""
-    bins, out, b = len(unreachable), [], 0
-    while b < bins:
-        if unreachable[b]:
-            end = b
-            while end + 1 < bins and unreachable[end + 1]:
-                end += 1
-            out.append(f"{b / bins:.3f}–{(end + 1) / bins:.3f}")
-            b = end
-        b += 1
-    return out
-
-
 def adaptive_definition(share: float, bins: int) -> dict[str, object]:
     """What the adaptive design adds to the base design's sampling definition."""
     return {"spacing": "adaptive", "base": BASE_SPACING, "pilot_share": float(share),
             "min_pilot": MIN_PILOT, "pool": [POOL_FACTOR, MIN_POOL],
             "depth": POOL_DEPTH, "neighbours": NEIGHBOURS,
             "gap": GAP, "max_corners": MAX_CORNERS, "bins": int(bins)}
+
+
+def adaptive_sampling_definition(name: str, side: int = REFERENCE_SIDE, *,
+                                 pilot_share: float | None = None,
+                                 bins: int | None = None) -> dict[str, object]:
+    """The sampling definition of an adaptive run (uniform mode; the samples rule's parameter):
+    the ``visual`` definition (the candidates' base design,
+    :func:`vcrbench.corruptions.sampling.sampling_definition`) with an ``adaptive`` key, the
+    pilot's settings (``pilot_share``, default :data:`PILOT_SHARE`) and the run's M ``bins``
+    (default 40)."""
+    out = sampling_definition(name, "uniform", "visual", side)
+    out["adaptive"] = adaptive_definition(
+        PILOT_SHARE if pilot_share is None else pilot_share, 40 if bins is None else bins)
+    return out

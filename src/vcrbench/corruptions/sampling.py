@@ -221,8 +221,7 @@ def uniform_samples(name: str, seed: int, sample_ids: Sequence[int],
 
 
 def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual",
-                        side: int = REFERENCE_SIDE, *, pilot_share: float | None = None,
-                        bins: int | None = None) -> dict[str, object]:
+                        side: int = REFERENCE_SIDE) -> dict[str, object]:
     """Everything in the registry that decides corruption ``name``'s parameter draws in
     ``mode`` (JSON-able): for ``uniform``, the domains and, with ``visual`` spacing, the clean
     values, floors, powers and coupling; for ``imagenet-c``, the parameter names and the five
@@ -239,10 +238,9 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
     past its first version (registry ``implementation``), ``implementation``: that version (the
     samples are the same draws, but their bytes are not, so their scores are remade).
 
-    With ``adaptive`` spacing (uniform mode): the ``visual`` definition (the candidates' base
-    design) with an ``adaptive`` key, the pilot's settings (``pilot_share``, default
-    :data:`vcrbench.corruptions.adaptive.PILOT_SHARE`) and the run's M ``bins`` (default 40);
-    ``visual`` and ``linear`` definitions are unchanged by its existence.
+    Spacing ``adaptive`` raises: its definition (the ``visual`` one with an ``adaptive`` key) is
+    :func:`vcrbench.corruptions.adaptive.adaptive_sampling_definition`; ``visual`` and
+    ``linear`` definitions are unchanged by its existence.
 
     The workflow passes it to the sampling rules as a parameter, so a registry change re-draws
     exactly the samples it touches on the next run instead of reusing stale ones.
@@ -261,12 +259,8 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
                 out["layers"] = spec.side_layers(side)
         return _with_implementation(spec, out)
     if spacing == ADAPTIVE:
-        from vcrbench.corruptions.adaptive import PILOT_SHARE, adaptive_definition
-
-        out = sampling_definition(name, mode, "visual", side)
-        out["adaptive"] = adaptive_definition(
-            PILOT_SHARE if pilot_share is None else pilot_share, 40 if bins is None else bins)
-        return out
+        raise VcrbenchError(f"{name}: the adaptive spacing's definition is "
+                            "vcrbench.corruptions.adaptive.adaptive_sampling_definition")
     if spacing not in SPACINGS:
         raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of "
                             f"{(*SPACINGS, ADAPTIVE)}")

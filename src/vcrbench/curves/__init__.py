@@ -6,7 +6,9 @@ bands and intervals over what :mod:`~vcrbench.curves.resampling` resamples (imag
 :mod:`~vcrbench.curves.comparison` tests whether two curves differ;
 :mod:`~vcrbench.curves.areas` is the one place where areas are computed;
 :mod:`~vcrbench.curves.tables` holds the rates / curves / replicates / metrics tables that
-models and humans share. Every paper reuses this machinery; it knows nothing of images.
+models and humans share; :mod:`~vcrbench.curves.reachability` says which Δv bins a corruption's
+pilot reaches (adaptive sampling, the coverage table). Every paper reuses this machinery; it
+knows nothing of images.
 
 May import: :mod:`vcrbench.core`, :mod:`vcrbench.errors`.
 """

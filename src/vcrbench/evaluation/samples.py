@@ -75,7 +75,7 @@ def make_samples(
     ids = list(shard_range(shard, n, shard_size))
     order = image_order(len(image_ids), seed, corruption)
     if mode == "uniform" and spacing == "adaptive":
-        from vcrbench.corruptions.adaptive import adaptive_samples
+        from vcrbench.corruptions.adaptive import adaptive_samples  # torch, as above
 
         if pilot is None:
             raise VcrbenchError(f"{corruption}: sampling.spacing adaptive needs the scored pilot "
@@ -129,6 +129,7 @@ def pilot_samples(image_ids: list[str], corruption: str, *, seed: int,
     ``first + len(points) − 1`` with the given parameters: images and noise seeds from the
     pilot's own keys (:func:`vcrbench.corruptions.adaptive.pilot_images`,
     :func:`~vcrbench.corruptions.adaptive.pilot_noise_seeds`), ``sample_id`` the pilot index."""
+    # imported here: the corruptions load torch (see make_samples)
     from vcrbench.corruptions import get_corruption
     from vcrbench.corruptions.adaptive import pilot_images, pilot_noise_seeds
 

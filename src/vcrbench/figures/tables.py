@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from vcrbench.curves.reachability import UNREACHABLE_NOTE
+
 #: Property titles in plain words (the figures use the same).
 PROPERTY_WORDS = {
     ("accuracy", 1000): "accuracy, 1000 classes",
@@ -201,8 +203,6 @@ def coverage_html(table: pa.Table, *, bins: int, min_count: int) -> str:
                 _text_cell(row["unreachable"] or "none"),
             ]
     if "unreachable" in table.column_names:
-        from vcrbench.vcr.coverage import UNREACHABLE_NOTE
-
         header = [*header, "reachable bins", "coverage of the reachable bins", "unreachable Δv"]
         intro += f" {UNREACHABLE_NOTE}."
     return html_page("Δv coverage of the uniform and the ImageNet-C samples", intro, header,

@@ -17,8 +17,8 @@ coverage), ``coverage``, ``imagenet_c_n`` (int64, samples of the ImageNet-C samp
 ``imagenet_c_coverage``, ``coverage_at_imagenet_c_n`` (float64 in [0, 1]; the ImageNet-C
 columns null where the corruption has no ImageNet-C sample). A run with ``sampling.spacing:
 adaptive`` has a pilot per corruption that says which bins the corruption can reach at this size
-(:func:`vcrbench.corruptions.adaptive.reachable_bins`, and every bin a sample of the run lands
-in, :func:`~vcrbench.corruptions.adaptive.reached_bins`); its table has three more columns:
+(:func:`vcrbench.curves.reachability.reachable_bins`, and every bin a sample of the run lands
+in, :func:`~vcrbench.curves.reachability.reached_bins`); its table has three more columns:
 ``reachable_bins`` (int64, bins some parameter value reaches), ``reachable_coverage`` (float64,
 the share of those holding at least L samples: the design's own coverage, which a corruption's
 reach does not lower) and ``unreachable`` (string, the Δv ranges of the other bins, e.g.
@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from vcrbench.core.tables import markdown_table
 from vcrbench.curves.binning import expected_coverage
+from vcrbench.curves.reachability import UNREACHABLE_NOTE, bin_of, unreachable_ranges
 
 SCHEMA = pa.schema(
     [
@@ -118,8 +119,6 @@ def coverage_table(
 def _reachability(reach: np.ndarray | None, dv: np.ndarray | None, bins: int,
                   min_count: int) -> dict[str, object]:
     """The reachability columns of one corruption (nulls without its pilot or its Δv)."""
-    from vcrbench.corruptions.adaptive import bin_of, unreachable_ranges
-
     if reach is None:
         return {"reachable_bins": None, "reachable_coverage": None, "unreachable": None}
     reach = np.asarray(reach, bool)
@@ -172,9 +171,3 @@ def coverage_markdown(table: pa.Table, *, bins: int | None = None,
                  " other bins holding at least L samples.\n")
     return text
 
-
-#: What "unreachable" means, in the coverage table and the summary's note.
-UNREACHABLE_NOTE = (
-    "Unreachable Δv: bins that no parameter value of the corruption reaches on these images at"
-    " this size (the pilot's Δv over the whole domain, its clean and strongest points included;"
-    " a property of the corruption, not of the design)")

@@ -71,7 +71,7 @@ def label_space_note(name: str, classes: int) -> str | None:
 
 def unreachable_note(ranges: str | None) -> str | None:
     """A summary note for a corruption whose pilot finds Δv ranges it cannot reach (adaptive
-    spacing; ``ranges`` as :func:`vcrbench.corruptions.adaptive.unreachable_ranges` joined)."""
+    spacing; ``ranges`` as :func:`vcrbench.curves.reachability.unreachable_ranges` joined)."""
     if not ranges:
         return None
     return (f"Δv {ranges} unreachable: no parameter value of this corruption gets there on these "

@@ -18,6 +18,7 @@ from vcrbench.corruptions.sampling import (
     sampling_definition,
     uniform_samples,
 )
+from vcrbench.curves import reachability
 from vcrbench.errors import VcrbenchError
 from vcrbench.evaluation.samples import make_samples, pilot_samples
 
@@ -43,7 +44,7 @@ def _scorer(dv_map, spread=0.01, seed=0):
 def _counts(dv, spread=0.0):
     """Bin counts of Δv, with the image-to-image spread a run's Δv has (keyed noise)."""
     dv = np.clip(dv + spread * np.random.default_rng(99).standard_normal(len(dv)), 0.0, 1.0)
-    return np.bincount(adaptive.bin_of(dv, BINS), minlength=BINS)
+    return np.bincount(reachability.bin_of(dv, BINS), minlength=BINS)
 
 
 def test_flat_on_a_monotone_map_where_visual_is_not():
@@ -51,7 +52,7 @@ def test_flat_on_a_monotone_map_where_visual_is_not():
     points = adaptive.adaptive_samples("gaussian_noise", 5, N, pilot, bins=BINS)
     assert len(points) == N
     counts = _counts(_noise_map(points), 0.01)
-    reach = adaptive.reachable_bins(pilot["dv"], BINS)
+    reach = reachability.reachable_bins(pilot["dv"], BINS)
     assert reach.sum() >= 38  # the map reaches [0, 0.95], the spread a little beyond
     assert (counts[reach] >= L).all(), counts
     # flat: every reachable bin but the last (reached only through the spread) within a
@@ -71,9 +72,9 @@ def _step_map(points):
 
 def test_a_gap_no_parameter_reaches_is_unreachable_and_not_drawn_into():
     pilot = adaptive.pilot_design("median_blur", 2, N, _scorer(_step_map, spread=0.0), bins=BINS)
-    reach = adaptive.reachable_bins(pilot["dv"], BINS)
+    reach = reachability.reachable_bins(pilot["dv"], BINS)
     assert reach[0] and not reach[1:24].any() and reach[24:39].all(), reach
-    assert adaptive.unreachable_ranges(~reach)[0] == "0.025–0.600"
+    assert reachability.unreachable_ranges(~reach)[0] == "0.025–0.600"
     points = adaptive.adaptive_samples("median_blur", 2, N, pilot, bins=BINS)
     counts = _counts(_step_map(points))
     assert counts[1:24].sum() == 0
@@ -97,7 +98,7 @@ def test_flat_enough_with_four_parameters():
     pilot = adaptive.pilot_design("color_jitter", 4, N, _scorer(_jitter_map), bins=BINS)
     points = adaptive.adaptive_samples("color_jitter", 4, N, pilot, bins=BINS)
     counts = _counts(_jitter_map(points), 0.01)
-    reach = adaptive.reachable_bins(pilot["dv"], BINS)
+    reach = reachability.reachable_bins(pilot["dv"], BINS)
     assert (counts[reach] >= L).mean() >= 0.95, counts
     visual = _counts(_jitter_map(uniform_samples("color_jitter", 4, range(N))), 0.01)
     assert (counts[reach] >= L).mean() > (visual[reach] >= L).mean()
@@ -160,7 +161,7 @@ def test_reachable_bins_match_a_slow_reference(seed):
     rng = np.random.default_rng(seed)
     values = np.concatenate([rng.uniform(0, 0.3, 15), rng.uniform(0.55, 0.9, 20), [0.0, 1.0]])
     values = values[rng.random(len(values)) < 0.8]
-    assert np.array_equal(adaptive.reachable_bins(values, BINS, 0.1),
+    assert np.array_equal(reachability.reachable_bins(values, BINS, 0.1),
                           _slow_reachable(values, BINS, 0.1))
 
 
@@ -215,9 +216,10 @@ def test_extreme_points_hold_clean_and_strongest():
 
 def test_adaptive_definition_and_per_sample_refusal():
     visual = sampling_definition("median_blur", "uniform", "visual", 32)
-    adapt = sampling_definition("median_blur", "uniform", "adaptive", 32, pilot_share=0.2,
-                                bins=20)
+    adapt = adaptive.adaptive_sampling_definition("median_blur", 32, pilot_share=0.2, bins=20)
     assert {k: v for k, v in adapt.items() if k != "adaptive"} == visual
+    with pytest.raises(VcrbenchError, match="adaptive_sampling_definition"):
+        sampling_definition("median_blur", "uniform", "adaptive", 32)
     assert adapt["adaptive"]["pilot_share"] == 0.2 and adapt["adaptive"]["bins"] == 20
     with pytest.raises(VcrbenchError, match="pilot"):
         sample_parameters("median_blur", np.random.default_rng(0), "adaptive")

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from vcrbench.core.tables import csv_text
-from vcrbench.corruptions.adaptive import reachable_bins
+from vcrbench.curves.reachability import reachable_bins
 from vcrbench.figures.tables import coverage_html
 from vcrbench.vcr.coverage import SCHEMA, coverage_markdown, coverage_table
 from vcrbench.vcr.summary import ORDER, build_summary
