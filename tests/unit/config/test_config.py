@@ -43,8 +43,8 @@ def test_shipped_configs_validate(name):
         ({"binning": {"bins": 1}}, "'binning.bins' must be at least 2"),
         (
             {"sampling": {"nn": 3}},
-            "unknown key 'nn' under 'sampling'; allowed keys: imagenet_c_n, mode, n, shard_size, "
-            "spacing",
+            "unknown key 'nn' under 'sampling'; allowed keys: imagenet_c_n, mode, n, pilot_share, "
+            "shard_size, spacing",
         ),
         ({"colour": 1}, "unknown key 'colour'"),
         ({"device": "tpu"}, "'device' is 'tpu'; allowed values: auto, cpu, cuda"),
