@@ -19,6 +19,8 @@ import runpy
 import sys
 from pathlib import Path
 
+from vcrbench.core.allocator import set_job_allocator
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -41,6 +43,9 @@ def _parse_script(argv: list[str]) -> None:
         raise _Parsed
 
     argparse.ArgumentParser.parse_args = parse_then_stop
+    # benchmarks restart themselves with the jobs' allocator settings unless these are set:
+    # here that would start this checker again (vcrbench.core.allocator)
+    set_job_allocator()
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv, sys.path[:0] = [str(script), *argv[1:]], [str(script.parent)]
     try:
