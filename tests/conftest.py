@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-import pytest
+# Two test workers and the reference runs share the cores: OpenMP threads that spin while they
+# wait slow each other down badly (the Snakefile sets the same for its jobs). Before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
 from helpers.paths import IMAGENET_SAMPLE, REPO, SHARED_DATA
 from helpers.workflow import (
     cifar_reference_run,
