@@ -7,6 +7,8 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+import torch
+from PIL import Image
 
 from vcrbench.data.cifar import CIFAR10_CLASSES
 
@@ -74,3 +76,28 @@ def cifar_run_config(root: Path, **changes) -> dict:
     }
     config.update(changes)
     return config
+
+
+def write_two_class_folder(root: Path, n: int, offset: int) -> Path:
+    """``root/<class>/NNNN.png`` 32 px images of two CIFAR-10 classes: airplane reddish,
+    automobile bluish (with noise), ``n`` each; file numbers from ``offset``."""
+    rng = np.random.default_rng(offset)
+    for label, colour in ((0, (200, 60, 60)), (1, (60, 60, 200))):
+        folder = root / CIFAR10_CLASSES[label]
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            noise = rng.integers(-50, 51, (32, 32, 3))
+            image = np.clip(np.array(colour) + noise, 0, 255).astype(np.uint8)
+            Image.fromarray(image).save(folder / f"{offset + i:04d}.png")
+    return root
+
+
+def toy_colour_data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` 32 px uint8 images (N, 32, 32, 3) of three classes that differ in their mean
+    colour, plus noise, and their int64 labels (seed 3)."""
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 3, n)
+    images = rng.normal(128, 30, (n, 32, 32, 3))
+    images[np.arange(n), :, :, labels] += 60
+    return (torch.as_tensor(np.clip(images, 0, 255).astype(np.uint8)),
+            torch.as_tensor(labels, dtype=torch.int64))

@@ -119,16 +119,22 @@ def couple_draws(draws: dict[str, float], spec: Corruption, shared: float) -> di
     return out
 
 
+def _check_spacing(name: str, spacing: str, adaptive_hint: str) -> None:
+    """``VcrbenchError`` unless ``spacing`` is drawn sample by sample (linear, visual); for
+    ``adaptive``, ``adaptive_hint`` says where that design lives."""
+    if spacing == ADAPTIVE:
+        raise VcrbenchError(f"{name}: {adaptive_hint}")
+    if spacing not in SPACINGS:
+        raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of "
+                            f"{(*SPACINGS, ADAPTIVE)}")
+
+
 def sample_parameters(name: str, rng: np.random.Generator,
                       spacing: str = "visual") -> dict[str, float]:
     """One parameter point over the whole domain, ``spacing`` as in the module docstring."""
     spec = get_corruption(name)
-    if spacing == ADAPTIVE:
-        raise VcrbenchError(f"{name}: adaptive spacing draws from a scored pilot, not sample by "
-                            "sample; use vcrbench.corruptions.adaptive.adaptive_samples")
-    if spacing not in SPACINGS:
-        raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of "
-                            f"{(*SPACINGS, ADAPTIVE)}")
+    _check_spacing(name, spacing, "adaptive spacing draws from a scored pilot, not sample by "
+                   "sample; use vcrbench.corruptions.adaptive.adaptive_samples")
     draws = {param: float(rng.uniform(low, high)) for param, (low, high) in spec.parameters.items()}
     if spacing == "linear":
         return draws
@@ -258,12 +264,8 @@ def sampling_definition(name: str, mode: str = "uniform", spacing: str = "visual
             if spec.side_layers is not None:
                 out["layers"] = spec.side_layers(side)
         return _with_implementation(spec, out)
-    if spacing == ADAPTIVE:
-        raise VcrbenchError(f"{name}: the adaptive spacing's definition is "
-                            "vcrbench.corruptions.adaptive.adaptive_sampling_definition")
-    if spacing not in SPACINGS:
-        raise VcrbenchError(f"unknown parameter spacing {spacing!r}; use one of "
-                            f"{(*SPACINGS, ADAPTIVE)}")
+    _check_spacing(name, spacing, "the adaptive spacing's definition is "
+                   "vcrbench.corruptions.adaptive.adaptive_sampling_definition")
     domains = {p: [low, high] for p, (low, high) in spec.parameters.items()}
     if spacing == "linear":
         out = {"parameters": domains}

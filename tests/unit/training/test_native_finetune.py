@@ -12,16 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers.cifar_files import cifar_run_config, write_cifar10
+from helpers.cifar_files import cifar_run_config, write_cifar10, write_two_class_folder
 from helpers.config_checks import refused
-from PIL import Image
 
 from vcrbench.config import evaluated_models, validate_config
 from vcrbench.core.seeding import EPOCH_NOISE, EPOCH_PARAMETERS, seed_of
 from vcrbench.corruptions import corrupt_uint8, get_corruption
 from vcrbench.corruptions.sampling import sample_parameters, scale_point
 from vcrbench.corruptions.sets import CORRUPTION_SETS
-from vcrbench.data.cifar import CIFAR10_CLASSES
 from vcrbench.data.datasets import build_index
 from vcrbench.models import load_model
 from vcrbench.training.adversarial import counterpart_table
@@ -104,20 +102,6 @@ def test_noc_benchmark_corruptions_run_at_32_px(corruption: str) -> None:
 # ----------------------------------------------------------------------------- an epoch at 32 px
 
 
-def _write_folder(root: Path, n: int, offset: int) -> Path:
-    """``root/<class>/NNNN.png`` 32 px images of two CIFAR-10 classes: airplane reddish,
-    automobile bluish (with noise), ``n`` each; file numbers from ``offset``."""
-    rng = np.random.default_rng(offset)
-    for label, colour in ((0, (200, 60, 60)), (1, (60, 60, 200))):
-        folder = root / CIFAR10_CLASSES[label]
-        folder.mkdir(parents=True, exist_ok=True)
-        for i in range(n):
-            noise = rng.integers(-50, 51, (32, 32, 3))
-            image = np.clip(np.array(colour) + noise, 0, 255).astype(np.uint8)
-            Image.fromarray(image).save(folder / f"{offset + i:04d}.png")
-    return root
-
-
 @pytest.fixture(scope="module")
 def native(tmp_path_factory) -> dict:
     """A trained:-format base (fastnet, weights from its seed), a 32 px training index and its
@@ -127,7 +111,7 @@ def native(tmp_path_factory) -> dict:
     models = root / "models"
     save_state(new_state(recipe), models / "net" / "model.pt",
                data={"label_space": "cifar10", "side": 32, "name": "net"}, optimizer=False)
-    train = _write_folder(root / "train", 8, 0)
+    train = write_two_class_folder(root / "train", 8, 0)
     index, _ = build_index("imagefolder", str(train), classes="cifar10", size="native")
     return {"root": root, "models": str(models), "index": index}
 
@@ -176,7 +160,7 @@ def test_fine_tuning_a_trained_base_learns_and_loads_as_a_model(native: dict) ->
     save_checkpoint(final_checkpoint(checkpoint), path)
     model = load_model("finetuned:ft", models_dir=native["models"])
     assert model.classes == 10 and model.preprocessing.input_size == 32
-    test = _write_folder(Path(native["root"]) / "test", 4, 100)
+    test = write_two_class_folder(Path(native["root"]) / "test", 4, 100)
     index, _ = build_index("imagefolder", str(test), classes="cifar10", size="native")
     from vcrbench.data.datasets import load_images
 

@@ -23,9 +23,8 @@ import numpy as np
 import pytest
 import torch
 from helpers import reference_loops
-from PIL import Image
+from helpers.cifar_files import toy_colour_data, write_two_class_folder
 
-from vcrbench.data.cifar import CIFAR10_CLASSES
 from vcrbench.data.datasets import build_index
 from vcrbench.training import loop, scratch
 from vcrbench.training.checkpoint import save_checkpoint
@@ -113,18 +112,6 @@ FT_DIGESTS = {
 }
 
 
-def _write_folder(root: Path, n: int, offset: int) -> Path:
-    rng = np.random.default_rng(offset)
-    for label, colour in ((0, (200, 60, 60)), (1, (60, 60, 200))):
-        folder = root / CIFAR10_CLASSES[label]
-        folder.mkdir(parents=True, exist_ok=True)
-        for i in range(n):
-            noise = rng.integers(-50, 51, (32, 32, 3))
-            image = np.clip(np.array(colour) + noise, 0, 255).astype(np.uint8)
-            Image.fromarray(image).save(folder / f"{offset + i:04d}.png")
-    return root
-
-
 @pytest.fixture(scope="module")
 def native(tmp_path_factory) -> dict:
     """A trained:net base (fastnet, weights from its seed), 14 training images at 32 px and
@@ -134,7 +121,7 @@ def native(tmp_path_factory) -> dict:
     models = root / "models"
     save_state(new_state(recipe), models / "net" / "model.pt",
                data={"label_space": "cifar10", "side": 32, "name": "net"}, optimizer=False)
-    index, _ = build_index("imagefolder", str(_write_folder(root / "train", 7, 0)),
+    index, _ = build_index("imagefolder", str(write_two_class_folder(root / "train", 7, 0)),
                            classes="cifar10", size="native")
     from vcrbench.data.datasets import load_images
 
@@ -245,15 +232,6 @@ SCRATCH_DIGESTS = {
 }
 
 
-def _toy_data(n: int = 40) -> tuple[torch.Tensor, torch.Tensor]:
-    rng = np.random.default_rng(3)
-    labels = rng.integers(0, 3, n)
-    images = rng.normal(128, 30, (n, 32, 32, 3))
-    images[np.arange(n), :, :, labels] += 60
-    return (torch.as_tensor(np.clip(images, 0, 255).astype(np.uint8)),
-            torch.as_tensor(labels, dtype=torch.int64))
-
-
 def _counterparts(images: torch.Tensor) -> torch.Tensor:
     rng = np.random.default_rng(11)
     delta = torch.as_tensor(rng.choice([-8, 8], images.shape[1:]), dtype=torch.int16)
@@ -263,7 +241,7 @@ def _counterparts(images: torch.Tensor) -> torch.Tensor:
 def _train(train_epoch, recipe: ScratchRecipe, folder: Path) -> list[str]:
     """Epoch 1, saved; epoch 2 from the saved state, saved; the two files' digests."""
     torch.set_num_threads(1)
-    images, labels = _toy_data()
+    images, labels = toy_colour_data(40)
     adversarial = _counterparts(images) if recipe.method in ("reva", "reva_minus") else None
     data = {"label_space": "toy", "side": 32, "name": "toy"}
     state = new_state(recipe)

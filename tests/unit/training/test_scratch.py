@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from helpers.cifar_files import toy_colour_data
 
 from vcrbench.errors import VcrbenchError
 from vcrbench.training.scratch import (
@@ -69,18 +70,8 @@ def test_epoch_draws_are_keyed() -> None:
     assert sorted(a.order) == list(range(50)) and a.dx.max() <= 8 and a.dy.min() >= 0
 
 
-def _toy_data(n: int = 96) -> tuple[torch.Tensor, torch.Tensor]:
-    """Three classes of images that differ in their mean colour, plus noise."""
-    rng = np.random.default_rng(3)
-    labels = rng.integers(0, 3, n)
-    images = rng.normal(128, 30, (n, 32, 32, 3))
-    images[np.arange(n), :, :, labels] += 60
-    return (torch.as_tensor(np.clip(images, 0, 255).astype(np.uint8)),
-            torch.as_tensor(labels, dtype=torch.int64))
-
-
 def test_training_learns_the_toy_task() -> None:
-    images, labels = _toy_data()
+    images, labels = toy_colour_data(96)
     state = new_state(_recipe(epochs=8))  # 48 steps: BN's running statistics settle
     rows = [train_epoch(state, images, labels) for _ in range(8)]
     assert rows[-1]["loss"] < rows[0]["loss"]
@@ -91,7 +82,7 @@ def test_training_learns_the_toy_task() -> None:
 
 def test_resumed_training_equals_uninterrupted(tmp_path) -> None:
     torch.set_num_threads(1)
-    images, labels = _toy_data()
+    images, labels = toy_colour_data(96)
     recipe = _recipe(epochs=2)
     straight = new_state(recipe)
     for _ in range(2):
@@ -136,7 +127,7 @@ def _augmix_recipe(**changes) -> ScratchRecipe:
 def test_augmix_views_of_a_batch_are_keyed_by_position() -> None:
     from vcrbench.training.scratch import augmix_training_views
 
-    images, _ = _toy_data(20)
+    images, _ = toy_colour_data(20)
     recipe = _augmix_recipe()
     whole = augmix_training_views(recipe, images, 2, range(0, 20))
     part = augmix_training_views(recipe, images[6:11], 2, range(6, 11))
@@ -177,7 +168,7 @@ def _js(p: list[torch.Tensor]) -> torch.Tensor:
 def test_augmix_loss_is_cross_entropy_plus_lambda_js_of_the_three_views() -> None:
     """One step over the whole set: the logged loss is the pre-step loss, recomputed here from
     the same model with an explicit Jensen-Shannon divergence."""
-    images, labels = _toy_data(24)
+    images, labels = toy_colour_data(24)
     recipe = _augmix_recipe(epochs=1, batch_size=24, crop_padding=0, flip=False)
     p, y = _first_step(recipe, images, labels)
     ce = -torch.log(p[0][torch.arange(24), y])
@@ -216,7 +207,7 @@ def _counterparts(images: torch.Tensor) -> torch.Tensor:
 def test_reva_loss_is_eq2_of_image_counterpart_and_views() -> None:
     """REVa's Eq. 2 recomputed by hand from the same model: CE(image) + γ·CE(counterpart) +
     γ·λ·JS(image, view 1, view 2), the four parts in one batch."""
-    images, labels = _toy_data(24)
+    images, labels = toy_colour_data(24)
     adversarial = _counterparts(images)
     recipe = _reva_recipe(epochs=1, batch_size=24, crop_padding=0, flip=False)
     p, y = _first_step(recipe, images, labels, adversarial)
@@ -230,7 +221,7 @@ def test_reva_loss_is_eq2_of_image_counterpart_and_views() -> None:
 def test_reva_counterparts_are_cropped_and_flipped_as_their_images() -> None:
     """A counterpart equal to its image changes nothing but the loss's CE weight: the loss of
     such a batch is (1 + γ)·CE + γ·λ·JS, checked against the AugMix loss of the same step."""
-    images, labels = _toy_data(32)
+    images, labels = toy_colour_data(32)
     reva = _reva_recipe(epochs=1, batch_size=32)
     augmix = _augmix_recipe(epochs=1, batch_size=32)
     row = train_epoch(new_state(reva), images, labels, adversarial=images.clone())
@@ -262,7 +253,7 @@ def test_reva_pool_adds_the_targeted_corruptions_at_cifar_c_severity() -> None:
     assert dict(corruptions["glass_blur"].params) == imagenet_c_samples("glass_blur", 32)[2]
     assert dict(corruptions["glass_blur"].params) != imagenet_c_samples("glass_blur", 224)[2]
     assert augmix_pool(_reva_recipe(), 32) == (AUGMIX_OPS, {})
-    images, _ = _toy_data(8)
+    images, _ = toy_colour_data(8)
     minus = augmix_training_views(_reva_recipe(), images, 1, range(8))
     targeted = augmix_training_views(recipe, images, 1, range(8))
     assert not all(torch.equal(a, b) for a, b in zip(minus, targeted, strict=True))
@@ -270,7 +261,7 @@ def test_reva_pool_adds_the_targeted_corruptions_at_cifar_c_severity() -> None:
 
 @pytest.mark.parametrize("method", ["augmix", "reva"])
 def test_augmix_and_reva_training_is_deterministic_and_learns(method: str) -> None:
-    images, labels = _toy_data()
+    images, labels = toy_colour_data(96)
     if method == "augmix":
         recipe, adversarial = _augmix_recipe(epochs=6), None
     else:
@@ -305,7 +296,7 @@ def test_reva_settings_and_counterparts_are_checked() -> None:
     resolved = auto.with_targeted(["fog"])
     assert resolved.reva.targeted == ("fog",)
     assert ScratchRecipe.from_dict(resolved.as_dict()) == resolved
-    images, labels = _toy_data(8)
+    images, labels = toy_colour_data(8)
     with pytest.raises(VcrbenchError, match="not been resolved"):
         train_epoch(new_state(auto), images, labels, adversarial=images)
     with pytest.raises(VcrbenchError, match="needs PGD counterparts"):
@@ -319,7 +310,7 @@ def test_reva_settings_and_counterparts_are_checked() -> None:
 def test_gradient_clipping_bounds_each_steps_gradient() -> None:
     """A huge bound changes nothing; a bound of 1e-3 makes the first plain SGD step (no
     momentum history, no weight decay) move the weights by lr · 1e-3 in L2 norm."""
-    images, labels = _toy_data(32)
+    images, labels = toy_colour_data(32)
     plain = dict(epochs=1, batch_size=32, momentum=0.0, nesterov=False, weight_decay=0.0)
     reference, huge = new_state(_recipe(**plain)), new_state(_recipe(**plain,
                                                                      clip_grad_norm=1e9))
@@ -345,7 +336,7 @@ def test_view_workers_give_the_same_training_as_views_made_in_process() -> None:
     from vcrbench.training.view_workers import ViewWorkers
 
     torch.set_num_threads(1)
-    images, labels = _toy_data(56)
+    images, labels = toy_colour_data(56)
     recipe = _reva_recipe("reva", targeted=("glass_blur",), epochs=2, batch_size=16)
     adversarial = _counterparts(images)
     reference = new_state(recipe)
