@@ -54,33 +54,24 @@ def _dv(job: tuple[str, str, int, int, str, int, float]
     import torch
 
     torch.set_num_threads(1)
-    from vcrbench.core.shards import shard_count
-    from vcrbench.corruptions import CORRUPTIONS, adaptive
+    from design_samples import adaptive_pilot, scored_shards
+
+    from vcrbench.corruptions import CORRUPTIONS
     from vcrbench.data.datasets import build_index
-    from vcrbench.evaluation.samples import make_samples, pilot_samples
-    from vcrbench.evaluation.scoring import score_shard
 
     index, _ = build_index("imagefolder", str(SAMPLE))
     ids = index.column("image_id").to_pylist()
     extra, pilot = {}, None
     if mode == "uniform" and spacing == "adaptive":
-        start = time.perf_counter()
-
-        def score(points, first):
-            table = pilot_samples(ids, corruption, seed=seed, points=points, first=first)
-            return score_shard(table, index, store_images=False).column("dv").to_numpy()
-
-        columns = adaptive.pilot_design(corruption, seed, n, score, share=share, bins=BINS)
-        extra = {"pilot": adaptive.pilot_table(columns), "bins": BINS}
-        pilot = {"dv": columns["dv"], "seconds": time.perf_counter() - start}
+        extra, pilot = adaptive_pilot(ids, index, corruption, seed=seed, n=n, share=share,
+                                      bins=BINS)
     start = time.perf_counter()
     values, params = [], []
-    for shard in range(shard_count(n, shard_size)):
-        samples = make_samples(
-            ids, corruption, seed=seed, mode=mode, n=n, shard_size=shard_size, shard=shard,
-            spacing=spacing if mode == "uniform" else "visual", **extra,
-        )
-        values.append(score_shard(samples, index, store_images=False).column("dv").to_numpy())
+    for samples, scored in scored_shards(
+        ids, index, corruption, seed=seed, mode=mode, n=n, shard_size=shard_size,
+        spacing=spacing if mode == "uniform" else "visual", **extra,
+    ):
+        values.append(scored.column("dv").to_numpy())
         params.append({p: samples.column(p).to_numpy() for p in CORRUPTIONS[corruption].parameters})
     joined = {p: np.concatenate([shard[p] for shard in params]) for p in params[0]}
     return (corruption, mode, np.concatenate(values), joined, time.perf_counter() - start,
