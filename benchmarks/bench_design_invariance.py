@@ -77,7 +77,7 @@ class Run:
         self.ids = self.index.column("image_id").to_pylist()
         self.clean = DecodedImages(self.index)
         self.classes = LABEL_SPACES[classes].classes
-        self.inference = Inference(args.model, "cpu", args.batch_size)
+        self.inference = Inference(args.model, "cpu", args.batch_size, engine=args.engine)
         self.clean_rows: list[pa.Table] = []
 
     def clean_predictions(self, image_ids: list[str]) -> pa.Table:
@@ -229,6 +229,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--engine", default="auto", choices=("auto", "eager", "openvino"),
+                        help="inference engine (vcrbench.models.engines)")
     parser.add_argument("--out", help="folder for the outcomes and the table")
     args = parser.parse_args()
     args.model = args.model or SIZES[args.size][3]

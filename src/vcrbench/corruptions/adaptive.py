@@ -92,6 +92,10 @@ POOL_FACTOR, MIN_POOL = 10, 5000
 POOL_DEPTH = 2.0
 #: Nearest pilot samples averaged per prediction (smoothing and several parameters).
 NEIGHBOURS = 8
+#: Pilot samples (nearest in predicted Δv) whose errors give one row of :func:`spread_matrix`.
+SPREAD_NEIGHBOURS = 24
+#: Cost of a sample short of the flat goal in a reachable bin, against 1 for one in excess.
+DEFICIT_WEIGHT = 4.0
 #: Most corner points the pilot scores (2^P, P parameters; P <= 4 in the registry).
 MAX_CORNERS = 16
 #: Pilot rounds (the ``round`` column of the pilot table).
@@ -173,9 +177,9 @@ def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
     bins), except across a jump of more than :data:`GAP` between two knots, which stays a jump
     (:func:`interpolate_with_jumps`: the pilot saw no Δv in between, so nothing is predicted
     there; ``jumps`` False: interpolated too, as the pilot's exploring round wants). Several
-    parameters (or no ``clean_xy``): :func:`nearest_mean` of the query, each of the ``k``
-    nearest pilot points weighted by the biweight ``(1 − (d / h)²)²``, ``h`` the distance to
-    the (k+1)-th.
+    parameters (or no ``clean_xy``): :func:`nearest_mean` of the query with its hurdle (0 where
+    most neighbours left the image unchanged), each of the ``k`` nearest pilot points weighted
+    by the biweight ``(1 − (d / h)²)²``, ``h`` the distance to the (k+1)-th.
     """
     pilot_xy = np.asarray(pilot_xy, np.float64)
     pilot_dv = np.asarray(pilot_dv, np.float64)
@@ -194,7 +198,7 @@ def predict_dv(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
             out[on_side] = interpolate_with_jumps(np.abs(q[on_side] - c), xs, ys,
                                                   GAP if jumps else np.inf)
         return out
-    return nearest_mean(pilot_xy, pilot_dv, query_xy, k, block, weighted=True)
+    return nearest_mean(pilot_xy, pilot_dv, query_xy, k, block, weighted=True, hurdle=True)
 
 
 def interpolate_with_jumps(x: np.ndarray, xs: np.ndarray, ys: np.ndarray,
@@ -231,9 +235,24 @@ def monotone_fit(distance: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def nearest_mean(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarray,
-                 k: int = NEIGHBOURS, block: int = 2048, weighted: bool = False) -> np.ndarray:
+                 k: int = NEIGHBOURS, block: int = 2048, weighted: bool = False,
+                 hurdle: bool = False) -> np.ndarray:
     """Mean Δv of the ``k`` nearest pilot points (Euclidean; ties by pilot order) of each query
-    point, plain or biweighted (:func:`predict_dv`); shape (len(query_xy),)."""
+    point, plain or biweighted (:func:`predict_dv`); shape (len(query_xy),).
+
+    ``hurdle``: the clean image (Δv exactly 0) is a class of its own. A query whose neighbours
+    are mostly (weighted share above 1/2) unchanged images is predicted 0; any other query the
+    weighted mean of its changed neighbours only. At small sizes a whole region of a
+    corruption's domain leaves every pixel as it was (a blur narrower than half a pixel), and a
+    plain mean across its edge predicts small Δv there that the run's samples then never have.
+    """
+    if hurdle:
+        changed = pilot_dv != 0.0
+        share = nearest_mean(pilot_xy, changed.astype(np.float64), query_xy, k, block, weighted)
+        if not changed.any():
+            return np.zeros(len(query_xy), np.float64)
+        mean = nearest_mean(pilot_xy[changed], pilot_dv[changed], query_xy, k, block, weighted)
+        return np.where(share >= 0.5, mean, 0.0)
     k = min(k, len(pilot_dv))
     out = np.empty(len(query_xy), np.float64)
     for start in range(0, len(query_xy), block):
@@ -254,7 +273,7 @@ def nearest_mean(pilot_xy: np.ndarray, pilot_dv: np.ndarray, query_xy: np.ndarra
 
 def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
                    rng: np.random.Generator, exclude: np.ndarray | None = None,
-                   fill_empty: bool = True) -> np.ndarray:
+                   fill_empty: bool = True, quota: np.ndarray | None = None) -> np.ndarray:
     """Indices (sorted) of ``n`` candidates whose predicted Δv is as flat as possible over the
     bins where ``target`` (boolean, (bins,)) is true (module docstring, step 4).
 
@@ -266,7 +285,8 @@ def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
     so the design still sends samples its way (``fill_empty``; else the empty bins' share goes
     to the others, as the pilot's exploring and filling rounds do). If the
     candidates run short, the rest are picked at random among the others. ``exclude``:
-    candidate indices not to pick.
+    candidate indices not to pick. ``quota``: (bins,) int64 counts per bin of predicted Δv
+    summing to ``n`` (:func:`spread_quota`) instead of equal shares of the target bins.
     """
     bins = len(target)
     which = bin_of(predicted, bins)
@@ -279,11 +299,17 @@ def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
     targets = np.flatnonzero(target)
     if not fill_empty and any(len(members[b]) for b in targets):
         targets = np.array([b for b in targets if len(members[b])], np.int64)
-    quota = np.zeros(bins, np.int64)
     left = n
-    if len(targets):
-        _share_out(quota, targets, n, rng)
-        left = 0
+    if quota is not None:
+        quota = np.asarray(quota, np.int64).copy()
+        if quota.shape != (bins,) or quota.sum() != n or (quota < 0).any():
+            raise ValueError(f"quota must be {bins} non-negative counts summing to {n}")
+        targets, left = np.flatnonzero(quota), 0
+    else:
+        quota = np.zeros(bins, np.int64)
+        if len(targets):
+            _share_out(quota, targets, n, rng)
+            left = 0
     full = [b for b in targets if len(members[b])]
     while True:  # bins short of candidates pass their rest on to the others
         for b in full:
@@ -307,6 +333,99 @@ def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
     if left > 0:
         taken[rng.permutation(np.flatnonzero(allowed & ~taken))[:left]] = True
     return np.flatnonzero(taken).astype(np.int64)
+
+
+def pilot_predictions(pilot_xy: np.ndarray, pilot_dv: np.ndarray, rows: np.ndarray, *,
+                      clean_xy: np.ndarray | None) -> np.ndarray:
+    """Pilot samples ``rows``' Δv as the fit predicts a candidate's, for their errors
+    (:func:`spread_matrix`); shape (len(rows),).
+
+    Several parameters: left out of the fit one at a time (a sample is its own nearest
+    neighbour, so its own Δv would hide the error a candidate near it has). One parameter: the
+    fit of all samples (a monotone fit averages each sample with its block; leaving one out
+    of a steep stretch would move the blocks there and overstate the errors)."""
+    rows = np.asarray(rows, np.int64)
+    if pilot_xy.shape[1] == 1 and clean_xy is not None:
+        return predict_dv(pilot_xy, pilot_dv, pilot_xy[rows], clean_xy=clean_xy)
+    out = np.empty(len(rows), np.float64)
+    for i, row in enumerate(rows):
+        others = np.arange(len(pilot_dv)) != row
+        out[i] = predict_dv(pilot_xy[others], pilot_dv[others], pilot_xy[row:row + 1],
+                            clean_xy=clean_xy)[0]
+    return out
+
+
+def spread_matrix(predicted: np.ndarray, actual: np.ndarray, bins: int,
+                  k: int = SPREAD_NEIGHBOURS, offsets: int = 5) -> np.ndarray:
+    """(bins, bins) ``T[p, a]``: the share of samples predicted in Δv bin ``p`` that land in
+    bin ``a``, from the pilot's errors (``predicted``: :func:`pilot_predictions`, ``actual``:
+    scored).
+
+    Row ``p``: the ``k`` pilot samples predicted nearest bin ``p``'s centre; each lands at
+    ``x + (actual − predicted)`` for ``offsets`` positions ``x`` spread evenly inside the bin
+    (clipped to [0, 1]), except that an unchanged image (Δv 0) stays at 0: a hurdle miss does
+    not move with the prediction. Rows sum to 1."""
+    predicted, actual = np.asarray(predicted, np.float64), np.asarray(actual, np.float64)
+    k = min(k, len(actual))
+    spread = np.zeros((bins, bins), np.float64)
+    if k == 0:
+        return np.eye(bins)
+    error = actual - predicted
+    inside = (np.arange(offsets) + 0.5) / offsets
+    for b in range(bins):
+        centre = (b + 0.5) / bins
+        nearest = np.argsort(np.abs(predicted - centre), kind="stable")[:k]
+        x = (b + inside[:, None]) / bins
+        landed = np.where(actual[nearest] == 0.0, 0.0, np.clip(x + error[nearest], 0.0, 1.0))
+        spread[b] = np.bincount(bin_of(landed.ravel(), bins), minlength=bins) / landed.size
+    return spread
+
+
+def spread_quota(spread: np.ndarray, available: np.ndarray, n: int,
+                 target: np.ndarray) -> np.ndarray:
+    """(bins,) int64 candidates to pick per bin of predicted Δv so that the *expected* Δv
+    histogram ``h = quota @ spread`` is as flat as possible over the ``target`` bins and empty
+    elsewhere: the linear programme (``scipy.optimize.linprog``, HiGHS) minimising
+    ``DEFICIT_WEIGHT · Σ max(0, g − h_a) + Σ |excess|`` over ``0 <= quota <= available``,
+    ``Σ quota = n``, ``g = n / #target`` (a shortfall costs more than an excess: coverage needs
+    every bin filled, and a sample sent to a neighbour to reach a bin is an excess there), then
+    rounded by largest remainders (ties: the lower bin).
+
+    It deconvolves the spread of Δv across images and parameters that the fit cannot see: a bin
+    at the edge of the reachable range, reached only through that spread, draws from its
+    neighbours, and a predicted bin whose samples mostly land elsewhere gives way."""
+    from scipy.optimize import linprog
+
+    bins = len(target)
+    available = np.asarray(available, np.int64)
+    if available.sum() < n:
+        raise VcrbenchError(f"{available.sum()} candidates for {n} samples; raise the pool size")
+    goal = np.where(target, n / max(1, int(target.sum())), 0.0)
+    eye, zero = np.eye(bins), np.zeros((bins, bins))
+    # variables: quota (bins), shortfall (bins), excess (bins)
+    cost = np.concatenate([np.zeros(bins), np.where(target, DEFICIT_WEIGHT, 0.0), np.ones(bins)])
+    upper_rows = np.vstack([np.hstack([-spread.T, -eye, zero]),   # h + shortfall >= goal
+                            np.hstack([spread.T, zero, -eye])])   # h - excess <= goal
+    result = linprog(cost, A_ub=upper_rows, b_ub=np.concatenate([-goal, goal]),
+                     A_eq=np.concatenate([np.ones(bins), np.zeros(2 * bins)])[None],
+                     b_eq=[float(n)],
+                     bounds=[(0.0, float(a)) for a in available] + [(0.0, None)] * (2 * bins),
+                     method="highs")
+    if not result.success:
+        raise VcrbenchError(f"the adaptive design's quotas could not be solved: {result.message}")
+    shares = np.clip(result.x[:bins], 0.0, available)
+    quota = np.minimum(np.floor(shares + 1e-9).astype(np.int64), available)
+    while quota.sum() > n:  # rounding up to the tolerance may overshoot: the largest give one
+        quota[np.argmax(quota)] -= 1
+    rest = n - int(quota.sum())
+    order = np.argsort(-(shares - quota), kind="stable")
+    for b in itertools.cycle(order):
+        if rest == 0:
+            break
+        if quota[b] < available[b]:
+            quota[b] += 1
+            rest -= 1
+    return quota
 
 
 def _share_out(quota: np.ndarray, bins: np.ndarray, count: int,
@@ -432,10 +551,16 @@ def adaptive_samples(name: str, seed: int, n: int, pilot: dict[str, np.ndarray],
     pool = as_matrix(name, pool_points)
     pilot_xy = np.column_stack([np.asarray(pilot[p], np.float64) for p in spec.parameters])
     dv = np.asarray(pilot["dv"], np.float64)
-    predicted = predict_dv(coordinates(pool, pilot_xy), dv, coordinates(pool, pool),
-                           clean_xy=_clean_xy(name, pool))
+    clean_xy = _clean_xy(name, pool)
+    pilot_at = coordinates(pool, pilot_xy)
+    predicted = predict_dv(pilot_at, dv, coordinates(pool, pool), clean_xy=clean_xy)
+    drawn = np.flatnonzero(np.asarray(pilot["round"]) != EXTREMES)  # from the pool's laws
+    spread = spread_matrix(pilot_predictions(pilot_at, dv, drawn, clean_xy=clean_xy), dv[drawn],
+                           bins)
+    available = np.bincount(bin_of(predicted, bins), minlength=bins)
+    quota = spread_quota(spread, available, n, reachable_bins(dv, bins))
     picked = flat_selection(predicted, n, reachable_bins(dv, bins),
-                            selection_rng(seed, name, "run"))
+                            selection_rng(seed, name, "run"), quota=quota)
     return [dict(pool_points[j]) for j in picked]
 
 
@@ -443,7 +568,9 @@ def adaptive_definition(share: float, bins: int) -> dict[str, object]:
     """What the adaptive design adds to the base design's sampling definition."""
     return {"spacing": "adaptive", "base": BASE_SPACING, "pilot_share": float(share),
             "min_pilot": MIN_PILOT, "pool": [POOL_FACTOR, MIN_POOL],
-            "depth": POOL_DEPTH, "neighbours": NEIGHBOURS,
+            "depth": POOL_DEPTH, "neighbours": NEIGHBOURS, "fit": "hurdle",
+            "quota": "deconvolved", "spread_neighbours": SPREAD_NEIGHBOURS,
+            "deficit_weight": DEFICIT_WEIGHT,
             "gap": GAP, "max_corners": MAX_CORNERS, "bins": int(bins)}
 
 

@@ -80,7 +80,7 @@ def make_samples(
         if pilot is None:
             raise VcrbenchError(f"{corruption}: sampling.spacing adaptive needs the scored pilot "
                                 "table (rule pilot)")
-        pilot_columns = {name: pilot.column(name).to_numpy() for name in [*names, "dv"]}
+        pilot_columns = {name: pilot.column(name).to_numpy() for name in [*names, "round", "dv"]}
         every = adaptive_samples(corruption, seed, n, pilot_columns, side=side, bins=bins)
         params = [every[i] for i in ids]
         images = [image_ids[order[i % len(image_ids)]] for i in ids]

@@ -6,6 +6,7 @@ runs unchanged byte for byte."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 
 import numpy as np
@@ -102,6 +103,101 @@ def test_flat_enough_with_four_parameters():
     assert (counts[reach] >= L).mean() >= 0.95, counts
     visual = _counts(_jitter_map(uniform_samples("color_jitter", 4, range(N))), 0.01)
     assert (counts[reach] >= L).mean() > (visual[reach] >= L).mean()
+
+
+def _dead_zone_map(points):
+    """motion_blur as at 32 px: the image is unchanged (Δv exactly 0) below a blur of half a
+    pixel in sigma, whatever the radius; above it Δv grows with both parameters."""
+    radius = np.array([p["radius"] for p in points])
+    sigma = np.array([p["sigma"] for p in points])
+    grow = np.log1p(np.maximum(sigma - 0.5, 0.0)) / np.log1p(8.0) * 0.6 + radius / 15.0 * 0.35
+    return np.where(sigma < 0.5, 0.0, np.clip(0.04 + grow, 0.0, 0.97))
+
+
+def _run_counts(name, dv_map, seed, spread, hurdle=True):
+    """Bin counts of an adaptive run's Δv (the map plus image spread), with or without the
+    hurdle of the fit (the other steps as the design runs them)."""
+    score = _scorer(lambda pts: _spread_zero(dv_map(pts)), spread=spread, seed=seed)
+    pilot = adaptive.pilot_design(name, seed, N, score, side=32, bins=BINS)
+    original = adaptive.nearest_mean
+    if not hurdle:
+        adaptive.nearest_mean = lambda *a, hurdle=False, **k: original(*a, **k)
+    try:
+        points = adaptive.adaptive_samples(name, seed, N, pilot, side=32, bins=BINS)
+    finally:
+        adaptive.nearest_mean = original
+    dv = dv_map(points)
+    noisy = np.where(dv == 0, 0.0, np.clip(dv + spread * np.random.default_rng(99)
+                                           .standard_normal(len(dv)), 0.0, 1.0))
+    return np.bincount(reachability.bin_of(noisy, BINS), minlength=BINS), pilot
+
+
+def _spread_zero(dv):
+    """The scorer's noise leaves an unchanged image at exactly 0, as VIF does."""
+    return np.where(dv == 0, -1.0, dv)
+
+
+def test_an_unchanged_region_is_predicted_unchanged_and_not_drawn_into():
+    counts, pilot = _run_counts("motion_blur", _dead_zone_map, 3, 0.03)
+    reach = reachability.reachable_bins(pilot["dv"], BINS)
+    assert (counts[reach] >= L).mean() >= 0.95, counts
+    assert counts[0] <= 3 * N / reach.sum(), counts  # bin 0: its share, not the dead zone's
+    # a plain nearest-neighbour mean across the zone's edge predicts small Δv there and fills
+    # bin 0 with samples meant for the low bins (the test can fail)
+    plain, _ = _run_counts("motion_blur", _dead_zone_map, 3, 0.03, hurdle=False)
+    assert plain[0] > 1.5 * counts[0], (plain, counts)
+
+
+def test_nearest_mean_hurdle():
+    pilot_xy = np.array([[0.0], [0.1], [0.2], [0.3], [0.8], [0.9]])
+    dv = np.array([0.0, 0.0, 0.0, 0.3, 0.5, 0.7])
+    got = adaptive.nearest_mean(pilot_xy, dv, np.array([[0.05], [0.25], [0.85]]), k=3,
+                                hurdle=True)
+    # 0.05: all three nearest unchanged -> 0; 0.25: two of three unchanged -> 0;
+    # 0.85: the three nearest changed ones (0.3, 0.5, 0.7) -> their mean
+    assert got.tolist() == pytest.approx([0.0, 0.0, 0.5])
+    assert adaptive.nearest_mean(pilot_xy, dv, np.array([[0.25]]), k=3).tolist() == \
+        pytest.approx([0.1])
+
+
+def _slow_quota_objective(quota, spread, target, n):
+    h = np.asarray(quota, float) @ spread
+    goal = np.where(target, n / target.sum(), 0.0)
+    return (adaptive.DEFICIT_WEIGHT * np.maximum(goal - h, 0.0)[target].sum()
+            + np.maximum(h - goal, 0.0).sum())
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_spread_quota_is_the_best_allocation_of_a_slow_search(case):
+    rng = np.random.default_rng(case)
+    bins, n = 4, 12
+    spread = rng.dirichlet(np.full(bins, 0.7), size=bins) * 0.5 + np.eye(bins) * 0.5
+    available = rng.integers(0, 9, bins)
+    available[rng.integers(bins)] += n  # enough candidates in all
+    target = np.array([True, True, True, case % 2 == 0])
+    quota = adaptive.spread_quota(spread, available, n, target)
+    assert quota.sum() == n and (quota >= 0).all() and (quota <= available).all()
+    # every integer allocation (the slow, obvious search): the LP's rounding is within one
+    # sample's cost of the best one
+    best = min(_slow_quota_objective(q, spread, target, n)
+               for q in itertools.product(*(range(a + 1) for a in available))
+               if sum(q) == n)
+    assert _slow_quota_objective(quota, spread, target, n) <= best + adaptive.DEFICIT_WEIGHT
+    # no spread: equal shares of the target bins where candidates allow
+    flat = adaptive.spread_quota(np.eye(bins), np.full(bins, n), n, target)
+    assert flat[target].max() - flat[target].min() <= 1 and flat[~target].sum() == 0
+
+
+def test_spread_matrix_rows():
+    predicted = np.array([0.1, 0.12, 0.5, 0.52, 0.9])
+    actual = np.array([0.0, 0.17, 0.5, 0.57, 0.95])
+    spread = adaptive.spread_matrix(predicted, actual, 10, k=2, offsets=1)
+    assert np.allclose(spread.sum(1), 1.0)
+    # bin 1 (centre 0.15): its two nearest predictions are 0.1 (an unchanged image: stays at
+    # 0) and 0.12 (+0.05: lands at 0.2, bin 2)
+    assert spread[1].tolist() == pytest.approx([0.5, 0, 0.5, 0, 0, 0, 0, 0, 0, 0])
+    # bin 5 (centre 0.55): errors 0 and +0.05 -> 0.55 and 0.60
+    assert spread[5].tolist() == pytest.approx([0, 0, 0, 0, 0, 0.5, 0.5, 0, 0, 0])
 
 
 def test_pilot_and_draws_are_deterministic_and_sharded_as_one():
