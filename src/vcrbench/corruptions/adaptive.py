@@ -30,13 +30,21 @@ Design (one code path for every corruption, whatever its number of parameters):
    distance from the clean value on each side (isotonic regression), interpolated linearly
    between its blocks but not across a jump of more than :data:`GAP` (whole-pixel kernels).
    Several parameters: the biweighted mean Δv of the ``k`` nearest pilot samples in the
-   coordinates of step 1 (no monotonicity needed). Both average over the pilot's images: the
-   image-to-image spread of Δv at fixed parameters stays in the run's Δv.
-4. **Draw.** The run's N samples are candidates picked by :func:`flat_selection`: the M Δv bins
-   (``binning.bins``) that are reachable (step 5) share N equally (a bin with too few
-   candidates gives its rest to the others; a reachable bin no prediction falls in, reached
-   only through the spread across images, takes the candidates predicted nearest it); within
-   a bin the candidates are a keyed random subset, so the predicted Δv histogram is flat.
+   coordinates of step 1 (no monotonicity needed), with a hurdle: where most of them left the
+   image unchanged (Δv exactly 0: at 32 px a blur under half a pixel, whatever its other
+   parameters) the prediction is 0, elsewhere the mean of the nearest changed ones. Both
+   average over the pilot's images: the image-to-image spread of Δv at fixed parameters stays
+   in the run's Δv.
+4. **Draw.** The run's N samples are candidates picked by :func:`flat_selection`, a keyed
+   random subset of each bin of predicted Δv (M bins, ``binning.bins``) of the size
+   :func:`spread_quota` gives it: the pilot's errors (each pilot sample's Δv against its
+   prediction from the other pilot samples, :func:`pilot_predictions`) give the share of the
+   samples predicted in bin p that land in bin a (:func:`spread_matrix`), and a linear
+   programme chooses the counts per predicted bin whose *expected* histogram is flattest over
+   the reachable bins (step 5), a shortfall costing more than an excess. So the spread that
+   the fit cannot aim at is deconvolved: a bin at the edge of the reachable range, reached only
+   through the spread across images, draws from its neighbours, and a predicted bin whose
+   samples mostly land elsewhere gives way.
    Sample ``i`` of the run takes the parameters of the ``i``-th picked candidate (in pool
    order, which is random with respect to Δv), its image and noise seed as any run's sample
    ``i``.
@@ -94,8 +102,10 @@ POOL_DEPTH = 2.0
 NEIGHBOURS = 8
 #: Pilot samples (nearest in predicted Δv) whose errors give one row of :func:`spread_matrix`.
 SPREAD_NEIGHBOURS = 24
-#: Cost of a sample short of the flat goal in a reachable bin, against 1 for one in excess.
-DEFICIT_WEIGHT = 4.0
+#: Cost of a sample short of the flat goal g in a reachable bin (down to g / 2, and below g / 2),
+#: against 1 for a sample in excess: a bin below half its share is nearly empty for the curve
+#: (L is 0.4 g at the paper's N = 2,000 and M = 40), worth many samples sent to its neighbours.
+SHORTFALL_COST = (2.0, 12.0)
 #: Most corner points the pilot scores (2^P, P parameters; P <= 4 in the registry).
 MAX_CORNERS = 16
 #: Pilot rounds (the ``round`` column of the pilot table).
@@ -385,11 +395,12 @@ def spread_quota(spread: np.ndarray, available: np.ndarray, n: int,
                  target: np.ndarray) -> np.ndarray:
     """(bins,) int64 candidates to pick per bin of predicted Δv so that the *expected* Δv
     histogram ``h = quota @ spread`` is as flat as possible over the ``target`` bins and empty
-    elsewhere: the linear programme (``scipy.optimize.linprog``, HiGHS) minimising
-    ``DEFICIT_WEIGHT · Σ max(0, g − h_a) + Σ |excess|`` over ``0 <= quota <= available``,
-    ``Σ quota = n``, ``g = n / #target`` (a shortfall costs more than an excess: coverage needs
-    every bin filled, and a sample sent to a neighbour to reach a bin is an excess there), then
-    rounded by largest remainders (ties: the lower bin).
+    elsewhere: the linear programme (``scipy.optimize.linprog``, HiGHS) minimising the cost of
+    the shortfalls (:data:`SHORTFALL_COST` a sample down to ``g / 2``, and below it) plus the
+    excesses (1 a sample) over ``0 <= quota <= available``, ``Σ quota = n``,
+    ``g = n / #target`` (a shortfall costs more than an excess: coverage needs every bin filled,
+    and a sample sent to a neighbour to reach a bin is an excess there), then rounded by largest
+    remainders (ties: the lower bin).
 
     It deconvolves the spread of Δv across images and parameters that the fit cannot see: a bin
     at the edge of the reachable range, reached only through that spread, draws from its
@@ -402,14 +413,16 @@ def spread_quota(spread: np.ndarray, available: np.ndarray, n: int,
         raise VcrbenchError(f"{available.sum()} candidates for {n} samples; raise the pool size")
     goal = np.where(target, n / max(1, int(target.sum())), 0.0)
     eye, zero = np.eye(bins), np.zeros((bins, bins))
-    # variables: quota (bins), shortfall (bins), excess (bins)
-    cost = np.concatenate([np.zeros(bins), np.where(target, DEFICIT_WEIGHT, 0.0), np.ones(bins)])
-    upper_rows = np.vstack([np.hstack([-spread.T, -eye, zero]),   # h + shortfall >= goal
-                            np.hstack([spread.T, zero, -eye])])   # h - excess <= goal
+    # variables: quota, shortfall down to half the goal, shortfall below it, excess (bins each)
+    cost = np.concatenate([np.zeros(bins), np.where(target, SHORTFALL_COST[0], 0.0),
+                           np.where(target, SHORTFALL_COST[1], 0.0), np.ones(bins)])
+    upper_rows = np.vstack([np.hstack([-spread.T, -eye, -eye, zero]),   # h + shortfall >= goal
+                            np.hstack([spread.T, zero, zero, -eye])])   # h - excess <= goal
     result = linprog(cost, A_ub=upper_rows, b_ub=np.concatenate([-goal, goal]),
-                     A_eq=np.concatenate([np.ones(bins), np.zeros(2 * bins)])[None],
+                     A_eq=np.concatenate([np.ones(bins), np.zeros(3 * bins)])[None],
                      b_eq=[float(n)],
-                     bounds=[(0.0, float(a)) for a in available] + [(0.0, None)] * (2 * bins),
+                     bounds=[(0.0, float(a)) for a in available]
+                     + [(0.0, g / 2) for g in goal] + [(0.0, None)] * (2 * bins),
                      method="highs")
     if not result.success:
         raise VcrbenchError(f"the adaptive design's quotas could not be solved: {result.message}")
@@ -570,7 +583,7 @@ def adaptive_definition(share: float, bins: int) -> dict[str, object]:
             "min_pilot": MIN_PILOT, "pool": [POOL_FACTOR, MIN_POOL],
             "depth": POOL_DEPTH, "neighbours": NEIGHBOURS, "fit": "hurdle",
             "quota": "deconvolved", "spread_neighbours": SPREAD_NEIGHBOURS,
-            "deficit_weight": DEFICIT_WEIGHT,
+            "shortfall_cost": list(SHORTFALL_COST),
             "gap": GAP, "max_corners": MAX_CORNERS, "bins": int(bins)}
 
 

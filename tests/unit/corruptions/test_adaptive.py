@@ -57,9 +57,11 @@ def test_flat_on_a_monotone_map_where_visual_is_not():
     assert reach.sum() >= 38  # the map reaches [0, 0.95], the spread a little beyond
     assert (counts[reach] >= L).all(), counts
     # flat: every reachable bin but the last (reached only through the spread) within a
-    # factor 2 of the mean
+    # factor 2 of the mean; the one before it may hold more (the quotas send it the samples
+    # whose spread reaches the last bin)
     inside = counts[reach][:-1]
-    assert inside.min() >= inside.mean() / 2 and inside.max() <= 1.7 * inside.mean(), counts
+    assert inside.min() >= inside.mean() / 2, counts
+    assert inside[:-1].max() <= 1.7 * inside.mean() and inside[-1] <= 3 * inside.mean(), counts
     # the base design itself is not flat on this map (the test can fail)
     visual = _counts(_noise_map(uniform_samples("gaussian_noise", 5, range(N))))
     assert (visual[reach] < L).sum() >= 3, visual
@@ -163,7 +165,10 @@ def test_nearest_mean_hurdle():
 def _slow_quota_objective(quota, spread, target, n):
     h = np.asarray(quota, float) @ spread
     goal = np.where(target, n / target.sum(), 0.0)
-    return (adaptive.DEFICIT_WEIGHT * np.maximum(goal - h, 0.0)[target].sum()
+    short = np.maximum(goal - h, 0.0)[target]
+    near, far = adaptive.SHORTFALL_COST
+    below_half = np.maximum(short - goal[target] / 2, 0.0)
+    return (near * (short - below_half).sum() + far * below_half.sum()
             + np.maximum(h - goal, 0.0).sum())
 
 
@@ -182,7 +187,7 @@ def test_spread_quota_is_the_best_allocation_of_a_slow_search(case):
     best = min(_slow_quota_objective(q, spread, target, n)
                for q in itertools.product(*(range(a + 1) for a in available))
                if sum(q) == n)
-    assert _slow_quota_objective(quota, spread, target, n) <= best + adaptive.DEFICIT_WEIGHT
+    assert _slow_quota_objective(quota, spread, target, n) <= best + max(adaptive.SHORTFALL_COST)
     # no spread: equal shares of the target bins where candidates allow
     flat = adaptive.spread_quota(np.eye(bins), np.full(bins, n), n, target)
     assert flat[target].max() - flat[target].min() <= 1 and flat[~target].sum() == 0
