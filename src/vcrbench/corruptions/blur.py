@@ -352,9 +352,31 @@ def glass_pass_maps(height: int, width: int, deltas: torch.Tensor, offsets: torc
         return source
     earlier = visited & inside(sh, sw) & ((dy > 0) | ((dy == 0) & (dx > 0)))
     parent = torch.where(earlier, sh * width + sw, flat).reshape(batch, height * width)
-    for _ in range(rounds):
-        parent = parent.gather(1, parent)
+    if device.type == "cpu":
+        parent = _chain_ends(parent, earlier.reshape(batch, height * width), rounds)
+    else:
+        for _ in range(rounds):
+            parent = parent.gather(1, parent)
     return source.gather(1, parent)
+
+
+def _chain_ends(parent: torch.Tensor, linked: torch.Tensor, rounds: int) -> torch.Tensor:
+    """The ends of the chains of ``parent`` ``(B, N)`` (flat indices within each row; a pixel
+    that is its own parent ends its chain; ``linked`` marks the others) after ``rounds`` of
+    pointer jumping, on the pixels still linked to a linked pixel only (found with
+    ``nonzero`` each round: a host synchronisation, so for the CPU, where chains are short
+    and the full rounds cost most of the shuffle). In place: a pixel that reads a parent
+    already moved this round jumps further, to a pixel of its own chain, so after as many
+    rounds as the full jumping every pixel has reached the end of its chain, the same maps."""
+    batch, n = parent.shape
+    base = torch.arange(batch, device=parent.device).view(-1, 1) * n
+    flat = (parent + base).view(-1)  # parents as flat indices into the whole batch
+    active = linked.reshape(-1).nonzero().squeeze(1)
+    for _ in range(rounds):
+        up = flat.index_select(0, flat.index_select(0, active))
+        flat.index_copy_(0, active, up)
+        active = active.index_select(0, (flat.index_select(0, up) != up).nonzero().squeeze(1))
+    return (flat.view(batch, n) - base)
 
 
 def glass_shuffle_maps(height: int, width: int, deltas: np.ndarray, passes: np.ndarray,
