@@ -74,11 +74,11 @@ ROUNDS = 10
 PTRS_MIN_RATE = 10.0
 #: Poisson: the rejection rounds of PTRS before the normal-approximation fallback.
 PTRS_ROUNDS = 32
-#: Poisson: the PTRS rounds run in stages, ``[0, 1), [1, 3), [3, PTRS_ROUNDS]``, all rounds of a
-#: stage at once for the elements still pending before it (a fixed schedule, so the number of
-#: operations does not depend on the draws; a round rejects at most 25 %, so the later stages
-#: touch few elements).
-PTRS_STAGES = (1, 3)
+#: Poisson: the PTRS rounds run in stages, ``[0, 1), [1, 3), [3, 6), [6, PTRS_ROUNDS]``, all
+#: rounds of a stage at once for the elements still pending before it (a fixed schedule, so the
+#: number of operations does not depend on the draws; a round rejects at most 25 %, so the later
+#: stages touch few elements: at most 1.6 % of them reach the fourth stage).
+PTRS_STAGES = (1, 3, 6)
 #: Poisson: the inversion sums the pmf until the tail beyond is below this.
 INVERSION_TAIL = 2.0**-40
 #: Poisson: inversion terms after which the elements whose draw is final (``u < F(k)``) are
@@ -488,17 +488,31 @@ def _ptrs_constants(rate: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 def _ptrs_accept(constants: tuple[torch.Tensor, ...], u: torch.Tensor,
                  v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """One PTRS round from :func:`_ptrs_constants`: the candidate and whether it is accepted."""
+    """One PTRS round from :func:`_ptrs_constants`: the candidate and whether it is accepted.
+
+    On the CPU the costly acceptance test (two logs and a log-gamma) runs only on the
+    candidates that need it (possible and not accepted by the squeeze: about 15 % at rates
+    above 100), gathered; elsewhere on every candidate (no host synchronisation). The same
+    arithmetic on each element either way."""
     rate, log_rate, b, a, log_inv_alpha, v_r = constants
     us_signed = u - 0.5
     us = 0.5 - us_signed.abs()
     k = torch.floor((2.0 * a / us + b) * us_signed + rate + 0.43)
     squeeze = (us >= 0.07) & (v <= v_r)
     possible = (k >= 0) & ~((us < 0.013) & (v > us))
-    kk = k.clamp(min=0.0)
+    if u.device.type != "cpu":
+        kk = k.clamp(min=0.0)
+        log_accept = (v.log() + log_inv_alpha - (a / (us * us) + b).log()
+                      <= -rate + kk * log_rate - torch.lgamma(kk + 1.0))
+        return k, squeeze | (possible & log_accept)
+    shape = k.shape
+    test = (possible & ~squeeze).view(-1).nonzero().squeeze(1)
+    v, us, kk, rate, log_rate, b, a, log_inv_alpha = (
+        t.expand(shape).reshape(-1).index_select(0, test)
+        for t in (v, us, k, rate, log_rate, b, a, log_inv_alpha))
     log_accept = (v.log() + log_inv_alpha - (a / (us * us) + b).log()
                   <= -rate + kk * log_rate - torch.lgamma(kk + 1.0))
-    return k, squeeze | (possible & log_accept)
+    return k, squeeze.view(-1).index_copy_(0, test, log_accept).view(shape)
 
 
 def _ptrs_round(rate: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, ...]:
