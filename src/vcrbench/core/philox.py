@@ -507,9 +507,11 @@ def _ptrs_accept(constants: tuple[torch.Tensor, ...], u: torch.Tensor,
         return k, squeeze | (possible & log_accept)
     shape = k.shape
     test = (possible & ~squeeze).view(-1).nonzero().squeeze(1)
-    v, us, kk, rate, log_rate, b, a, log_inv_alpha = (
-        t.expand(shape).reshape(-1).index_select(0, test)
-        for t in (v, us, k, rate, log_rate, b, a, log_inv_alpha))
+    # the constants are of the full shape or, in the stages of rounds, one row of it
+    column = test % max(1, shape[-1]) if rate.shape != shape else test
+    v, us, kk = (t.expand(shape).reshape(-1).index_select(0, test) for t in (v, us, k))
+    rate, log_rate, b, a, log_inv_alpha = (
+        t.reshape(-1).index_select(0, column) for t in (rate, log_rate, b, a, log_inv_alpha))
     log_accept = (v.log() + log_inv_alpha - (a / (us * us) + b).log()
                   <= -rate + kk * log_rate - torch.lgamma(kk + 1.0))
     return k, squeeze.view(-1).index_copy_(0, test, log_accept).view(shape)
