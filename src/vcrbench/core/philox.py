@@ -445,11 +445,11 @@ def _poisson_inversion(rate: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """
     shape = rate.shape
     rate, u = rate.reshape(-1), u.reshape(-1)
-    out = torch.empty(rate.shape, dtype=torch.int64, device=rate.device)
+    out = torch.empty(rate.shape, dtype=torch.uint8, device=rate.device)  # counts <= 40
     power = torch.exp(-rate)
     cdf = power.clone()
     below = u >= cdf
-    count = below.to(torch.int64)
+    count = below.to(torch.uint8)  # at most INVERSION_TERMS: uint8 counts, int64 draws
     index = None
     inverse_factorial = 1.0
     for k in range(1, INVERSION_TERMS):
@@ -467,13 +467,13 @@ def _poisson_inversion(rate: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
             keep = below.nonzero().squeeze(1)
             index = keep if index is None else index.index_select(0, keep)
             rate, u, power, cdf = (t.index_select(0, keep) for t in (rate, u, power, cdf))
-            count = torch.full_like(keep, k + 1)
+            count = torch.full_like(keep, k + 1, dtype=torch.uint8)
             below = torch.empty_like(u, dtype=torch.bool)
     if index is None:
         out.copy_(count)
     else:
         out.index_copy_(0, index, count)
-    return out.reshape(shape)
+    return out.reshape(shape).to(torch.int64)
 
 
 def _ptrs_constants(rate: torch.Tensor) -> tuple[torch.Tensor, ...]:
