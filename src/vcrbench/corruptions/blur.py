@@ -131,8 +131,10 @@ def gaussian_blur_batch(images: torch.Tensor, sigmas: np.ndarray,
     long = torch.from_numpy(np.flatnonzero(own > BANDED_RADIUS)).to(images.device)
     out = torch.empty_like(images)
     centre = slice(radius - BANDED_RADIUS, radius + BANDED_RADIUS + 1)
-    out[short] = banded_filter(images[short], taps[short][:, centre], _BLOCK)
-    out[long] = _dense_gaussian(images[long], taps[long])
+    out.index_copy_(0, short, banded_filter(images.index_select(0, short),
+                                            taps.index_select(0, short)[:, centre], _BLOCK))
+    out.index_copy_(0, long, _dense_gaussian(images.index_select(0, long),
+                                             taps.index_select(0, long)))
     return out
 
 
@@ -197,7 +199,9 @@ def fft_by_group(images: torch.Tensor, kernels: torch.Tensor,
         if samples.size == 0:
             continue
         index = torch.from_numpy(samples).to(images.device)
-        out[index] = fft_correlate(images[index], kernels[index][:, rows, cols], before, mode)
+        out.index_copy_(0, index, fft_correlate(images.index_select(0, index),
+                                                kernels.index_select(0, index)[:, rows, cols],
+                                                before, mode))
     return out
 
 
@@ -348,9 +352,31 @@ def glass_pass_maps(height: int, width: int, deltas: torch.Tensor, offsets: torc
         return source
     earlier = visited & inside(sh, sw) & ((dy > 0) | ((dy == 0) & (dx > 0)))
     parent = torch.where(earlier, sh * width + sw, flat).reshape(batch, height * width)
-    for _ in range(rounds):
-        parent = parent.gather(1, parent)
+    if device.type == "cpu":
+        parent = _chain_ends(parent, earlier.reshape(batch, height * width), rounds)
+    else:
+        for _ in range(rounds):
+            parent = parent.gather(1, parent)
     return source.gather(1, parent)
+
+
+def _chain_ends(parent: torch.Tensor, linked: torch.Tensor, rounds: int) -> torch.Tensor:
+    """The ends of the chains of ``parent`` ``(B, N)`` (flat indices within each row; a pixel
+    that is its own parent ends its chain; ``linked`` marks the others) after ``rounds`` of
+    pointer jumping, on the pixels still linked to a linked pixel only (found with
+    ``nonzero`` each round: a host synchronisation, so for the CPU, where chains are short
+    and the full rounds cost most of the shuffle). In place: a pixel that reads a parent
+    already moved this round jumps further, to a pixel of its own chain, so after as many
+    rounds as the full jumping every pixel has reached the end of its chain, the same maps."""
+    batch, n = parent.shape
+    base = torch.arange(batch, device=parent.device).view(-1, 1) * n
+    flat = (parent + base).view(-1)  # parents as flat indices into the whole batch
+    active = linked.reshape(-1).nonzero().squeeze(1)
+    for _ in range(rounds):
+        up = flat.index_select(0, flat.index_select(0, active))
+        flat.index_copy_(0, active, up)
+        active = active.index_select(0, (flat.index_select(0, up) != up).nonzero().squeeze(1))
+    return (flat.view(batch, n) - base)
 
 
 def glass_shuffle_maps(height: int, width: int, deltas: np.ndarray, passes: np.ndarray,
@@ -387,7 +413,7 @@ def glass_shuffle_maps(height: int, width: int, deltas: np.ndarray, passes: np.n
             index = torch.from_numpy(samples).to(device)
             step = glass_pass_maps(height, width, torch.from_numpy(deltas[samples]).to(device),
                                    draw(samples, k).to(device), jumps)
-            total[index] = total[index].gather(1, step)
+            total.index_copy_(0, index, total.index_select(0, index).gather(1, step))
     return total
 
 
@@ -398,8 +424,8 @@ def glass_blur_with(images: torch.Tensor, sigma: np.ndarray, deltas: np.ndarray,
     """ImageNet-C glass blur of each sample with given offsets (:func:`glass_shuffle_maps`):
     blur, truncate to uint8, shuffle, blur again; unclipped."""
     batch, channels, h, w = images.shape
-    blurred = gaussian_blur_batch(images, sigma, max_sigma)
-    quantised = torch.floor(blurred * 255.0 + _TRUNCATION_SLACK).clamp(0.0, 255.0) / 255.0
+    quantised = gaussian_blur_batch(images, sigma, max_sigma).mul(255.0)
+    quantised.add_(_TRUNCATION_SLACK).floor_().clamp_(0.0, 255.0).div_(255.0)
     mapping = glass_shuffle_maps(h, w, deltas, passes, offsets, max_delta, max_passes,
                                  images.device)
     index = mapping.unsqueeze(1).expand(batch, channels, h * w)
@@ -424,8 +450,8 @@ def glass_blur(images: torch.Tensor, params: dict[str, np.ndarray],
 
     def draw(samples: np.ndarray, k: int) -> torch.Tensor:
         index = torch.from_numpy(samples).to(device)
-        return glass_offsets(keys[index], h, w, torch.from_numpy(deltas[samples]).to(device),
-                             1, first=k)[:, 0]
+        return glass_offsets(keys.index_select(0, index), h, w,
+                             torch.from_numpy(deltas[samples]).to(device), 1, first=k)[:, 0]
 
     out = glass_blur_with(images, sigma, deltas, passes, draw,
                           domain_high("glass_blur", "sigma"),

@@ -31,6 +31,11 @@ def rgb_to_hsv(rgb: torch.Tensor) -> torch.Tensor:
     Hue ``(g - b) / d``, ``2 + (b - r) / d`` or ``4 + (r - g) / d`` (``d = max - min``) where the
     maximum is r, g or b (b before g before r), 0 for grey pixels; ``s = d / v`` (0 where grey).
     """
+    return torch.stack(rgb_to_hsv_planes(rgb), dim=-3)
+
+
+def rgb_to_hsv_planes(rgb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`rgb_to_hsv` as three ``(..., H, W)`` planes ``(h, s, v)`` (no stacking copy)."""
     r, g, b = rgb.unbind(-3)
     v = torch.maximum(torch.maximum(r, g), b)
     delta = v - torch.minimum(torch.minimum(r, g), b)
@@ -38,10 +43,10 @@ def rgb_to_hsv(rgb: torch.Tensor) -> torch.Tensor:
     s = delta / v.masked_fill(v == 0, 1.0)  # exactly +0 where grey (0 / positive)
     is_b, is_g = b == v, g == v
     h = torch.where(is_b, r - g, torch.where(is_g, b - r, g - b))
-    h /= delta.masked_fill(gray, 1.0)
+    h /= delta.masked_fill_(gray, 1.0)
     h = torch.where(is_b, h + 4.0, torch.where(is_g, h + 2.0, h))
     h = torch.remainder(h / 6.0, 1.0).masked_fill_(gray, 0.0)
-    return torch.stack((h, s, v), dim=-3)
+    return h, s, v
 
 
 #: skimage's ``hsv2rgb``: which of ``(v, p, q, t)`` R, G and B take in each hue sector 0 .. 5.
@@ -50,8 +55,15 @@ _SECTOR_CHANNELS = ((0, 3, 1), (2, 0, 1), (1, 0, 3), (1, 2, 0), (3, 1, 0), (0, 1
 
 def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
     """Inverse of ``rgb_to_hsv`` (skimage's ``hsv2rgb``): each channel is one of ``v``,
-    ``p = v (1 - s)``, ``q = v (1 - f s)``, ``t = v (1 - (1 - f) s)`` by hue sector (one gather)."""
-    h, s, v = hsv.unbind(-3)
+    ``p = v (1 - s)``, ``q = v (1 - f s)``, ``t = v (1 - (1 - f) s)`` by hue sector."""
+    return hsv_planes_to_rgb(*hsv.unbind(-3))
+
+
+def hsv_planes_to_rgb(h: torch.Tensor, s: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """:func:`hsv_to_rgb` of three ``(..., H, W)`` planes, ``(..., 3, H, W)``: one gather from
+    the stacked ``(v, p, q, t)`` by each channel's index in the sector's row of
+    :data:`_SECTOR_CHANNELS` (looked up with ``index_select``, much faster on the CPU than
+    indexing the table by a tensor)."""
     h6 = h * 6.0
     sector = torch.floor(h6)
     f = h6 - sector
@@ -60,9 +72,12 @@ def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
     q = v * (1.0 - f * s)
     t = v * (1.0 - (1.0 - f) * s)
     candidates = torch.stack((v, p, q, t), dim=-3)
-    table = torch.tensor(_SECTOR_CHANNELS, dtype=torch.int64, device=hsv.device)
-    index = table[sector.to(torch.int64)].movedim(-1, -3)
-    return candidates.gather(-3, index)
+    table = torch.tensor(_SECTOR_CHANNELS, dtype=torch.int64, device=h.device).t().contiguous()
+    sector = sector.to(torch.int64).reshape(-1)
+    index = torch.empty((3, sector.numel()), dtype=torch.int64, device=h.device)
+    for channel in range(3):
+        torch.index_select(table[channel], 0, sector, out=index[channel])
+    return candidates.gather(-3, index.view(3, *h.shape).movedim(0, -3))
 
 
 def _gray(rgb: torch.Tensor) -> torch.Tensor:
@@ -119,13 +134,13 @@ def hue_saturation_value(images: torch.Tensor, params: dict[str, np.ndarray],
     hue = _per_sample(np.asarray(params["hue_shift"]) / 180.0, images)
     sat = _per_sample(np.asarray(params["sat_shift"]) / 255.0, images)
     val = _per_sample(np.asarray(params["val_shift"]) / 255.0, images)
-    h, s, v = rgb_to_hsv(images).unbind(1)
-    h = torch.remainder(h + hue, 1.0)
-    s = torch.where(s == 0, s, (s + sat).clamp(0.0, 1.0))
-    v = (v + val).clamp(0.0, 1.0)
-    out = hsv_to_rgb(torch.stack((h, s, v), dim=1))
+    h, s, v = rgb_to_hsv_planes(images)
+    h = torch.remainder(h.add_(hue), 1.0)
+    s = torch.where(s == 0, s, (s + sat).clamp_(0.0, 1.0))
+    v = v.add_(val).clamp_(0.0, 1.0)
+    out = hsv_planes_to_rgb(h, s, v)
     clean = ((hue == 0) & (sat == 0) & (val == 0)).unsqueeze(1)
-    return torch.where(clean, images, out).clamp(0.0, 1.0)
+    return torch.where(clean, images, out, out=out).clamp_(0.0, 1.0)
 
 
 def adjust_brightness(image: torch.Tensor, factor: float) -> torch.Tensor:
@@ -182,21 +197,17 @@ def color_jitter_one(image: torch.Tensor, factors: dict[str, float],
     return out
 
 
-def _blend_step(images: torch.Tensor, step: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
-    """In place in ``images``: one brightness, contrast or saturation step per sample (``step``
-    ``(B,)``: 0, 1, 2, or :data:`_NO_STEP` for none), each ``clip(x f + a (1 - f))`` with ``a``
-    0, the mean luma or the pixel's luma (:func:`adjust_brightness`, :func:`adjust_contrast`,
-    :func:`adjust_saturation`); no step is the factor 1, which leaves every value as it is.
-    ``factors`` ``(B, 4)`` in the images' dtype."""
-    gray = _gray_batch(images)
-    mean = gray.mean(dim=(1, 2, 3), keepdim=True)
-    shape = (-1, 1, 1, 1)
-    kind = step.view(shape)
-    # the anchor is exactly 0, the mean or the luma: x * 0 = 0 and 0 + y = y for finite values
-    anchor = gray.mul_((kind == 2).to(gray.dtype)).add_(mean * (kind == 1).to(gray.dtype))
-    f = factors.gather(1, step.clamp(max=2).view(-1, 1)).view(shape)
-    f = torch.where(kind == _NO_STEP, torch.ones_like(f), f)
-    return images.mul_(f).add_(anchor.mul_(1.0 - f)).clamp_(0.0, 1.0)
+def _blend_step(images: torch.Tensor, kind: int, factor: torch.Tensor) -> torch.Tensor:
+    """In place in ``images`` (samples that all take the same step): brightness (``kind`` 0),
+    contrast (1) or saturation (2), ``clip(x f + a (1 - f))`` with ``a`` 0, the sample's mean
+    luma or the pixel's luma (:func:`adjust_brightness`, :func:`adjust_contrast`,
+    :func:`adjust_saturation`, the same arithmetic); ``factor`` ``(n, 1, 1, 1)``."""
+    if kind == 0:
+        return images.mul_(factor).clamp_(0.0, 1.0)
+    anchor = _gray_batch(images)
+    if kind == 1:
+        anchor = anchor.mean(dim=(1, 2, 3), keepdim=True)
+    return images.mul_(factor).add_(anchor.mul_(1.0 - factor)).clamp_(0.0, 1.0)
 
 
 def _gray_batch(images: torch.Tensor) -> torch.Tensor:
@@ -205,29 +216,45 @@ def _gray_batch(images: torch.Tensor) -> torch.Tensor:
     return (images[:, 0] * wr + images[:, 1] * wg + images[:, 2] * wb).unsqueeze(1)
 
 
+def _steps_by_slot(images: torch.Tensor, factors: torch.Tensor, kinds: np.ndarray) -> None:
+    """In place in ``images``: slot by slot (``kinds`` ``(B, slots)`` host ints, a step of
+    :data:`JITTER_STEPS` 0 .. 2, or :data:`_NO_STEP`), each step applied to the samples that
+    take it there (gathered, stepped, put back), so that no work is spent on samples without
+    a step; every (slot, step) pair runs, empty or not, so the operations do not depend on the
+    batch. Skipping a sample is exact: its values are in ``[0, 1]``, which the factor 1 of an
+    empty step would leave as they are."""
+    for slot in range(kinds.shape[1]):
+        for kind in range(_NO_STEP):
+            index = torch.from_numpy(np.flatnonzero(kinds[:, slot] == kind)).to(images.device)
+            factor = factors.index_select(0, index)[:, kind].view(-1, 1, 1, 1)
+            images.index_copy_(0, index, _blend_step(images.index_select(0, index), kind,
+                                                     factor))
+
+
 def color_jitter_batch(images: torch.Tensor, factors: torch.Tensor,
-                       orders: torch.Tensor) -> torch.Tensor:
+                       orders: torch.Tensor | np.ndarray) -> torch.Tensor:
     """:func:`color_jitter_one` of every sample at once: ``factors`` ``(B, 4)`` (in
-    :data:`JITTER_PARAMETERS` order, images' dtype), ``orders`` ``(B, 4)`` permutations.
+    :data:`JITTER_PARAMETERS` order, images' dtype), ``orders`` ``(B, 4)`` permutations (read
+    on the host), images in ``[0, 1]``.
 
     Each sample's hue step (the costly HSV round trip) runs once, for the whole batch, between
-    three slots of the steps before it and three of the steps after it (:func:`_blend_step`;
+    three slots of the steps before it and three of the steps after it (:func:`_steps_by_slot`;
     slots past a sample's own steps apply none); a hue factor of 0 returns its input unchanged.
     """
-    hue_at = (orders == 3).to(torch.int64).argmax(dim=1)
-    slots = torch.arange(3, device=orders.device)
-    before = torch.where(slots < hue_at.view(-1, 1), orders[:, :3], _NO_STEP)
-    after_at = hue_at.view(-1, 1) + 1 + slots
-    after = torch.where(after_at <= 3, orders.gather(1, after_at.clamp(max=3)), _NO_STEP)
+    orders = np.asarray(orders.cpu() if isinstance(orders, torch.Tensor) else orders)
+    hue_at = np.argmax(orders == 3, axis=1)[:, None]
+    slots = np.arange(3)[None, :]
+    before = np.where(slots < hue_at, orders[:, :3], _NO_STEP)
+    after_at = hue_at + 1 + slots
+    after = np.where(after_at <= 3, np.take_along_axis(orders, np.minimum(after_at, 3), 1),
+                     _NO_STEP)
     out = images.clone()
-    for i in range(3):
-        out = _blend_step(out, before[:, i], factors)
+    _steps_by_slot(out, factors, before)
     hue = factors[:, 3].view(-1, 1, 1)
-    h, s, v = rgb_to_hsv(out).unbind(1)
-    rotated = hsv_to_rgb(torch.stack((torch.remainder(h + hue, 1.0), s, v), dim=1))
+    h, s, v = rgb_to_hsv_planes(out)
+    rotated = hsv_planes_to_rgb(torch.remainder(h.add_(hue), 1.0), s, v)
     out = torch.where((hue == 0).unsqueeze(1), out, rotated.clamp_(0.0, 1.0))
-    for i in range(3):
-        out = _blend_step(out, after[:, i], factors)
+    _steps_by_slot(out, factors, after)
     return out
 
 
@@ -238,4 +265,4 @@ def color_jitter(images: torch.Tensor, params: dict[str, np.ndarray],
     factors = np.stack([np.asarray(params[name], dtype=np.float64)
                         for name in JITTER_PARAMETERS], axis=1)
     factors = torch.from_numpy(factors).to(images.device, images.dtype)
-    return color_jitter_batch(images, factors, jitter_orders(seeds, images.device))
+    return color_jitter_batch(images, factors, jitter_orders(seeds))  # on the host
