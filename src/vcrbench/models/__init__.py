@@ -1,6 +1,7 @@
 """Models and inference: a registry of ImageNet classifiers selected by a config string.
 
-Public API (imported on first use: ``import vcrbench.models`` loads no submodule)::
+Public API (imported lazily, so that ``parse_model_name`` for config validation does not
+import torch)::
 
     load_model(name, device="cpu") -> LoadedModel
     parse_model_name(name) -> ModelSpec            # validation without loading

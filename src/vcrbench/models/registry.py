@@ -55,21 +55,17 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
-import torch
-
 from vcrbench.errors import VcrbenchError
-from vcrbench.models import (
-    checkpoints,
-    efficientnet_lite,
-    openclip_zoo,
-    robustbench_zoo,
-    sources,
-    trained,
-)
-from vcrbench.models.preprocess import IDENTITY_MEAN, IDENTITY_STD, Preprocessing
 
 if TYPE_CHECKING:
+    import torch
+
     from vcrbench.models.preprocess import PreprocessFn
+
+# The loaders (sources, the zoos, checkpoints, trained models) import torch, so they are imported
+# inside the functions that use them: parsing a model name must not, because the report jobs
+# that parse names run in envs/stats.yaml, which has no torch (tests/workflow/test_envs.py). No
+# import circle needs them there (tests/unit/test_layers.py counts them as edges).
 
 #: Human-readable list of the accepted model names, for error messages and docs.
 MODEL_FORMS: tuple[str, ...] = (
@@ -154,6 +150,8 @@ class LoadedModel:
     @property
     def device(self) -> torch.device:
         """The device of the module's first parameter or buffer (CPU when it has none)."""
+        import torch
+
         for tensor in itertools.chain(self.module.parameters(), self.module.buffers()):
             return tensor.device
         return torch.device("cpu")
@@ -226,25 +224,35 @@ def parse_model_name(name: str) -> ModelSpec:
     if "seed" in options:
         _check_seed_option(spec)
     if kind == "torchvision":
-        if target not in sources.torchvision_archs():
+        from vcrbench.models.sources import torchvision_archs
+
+        if target not in torchvision_archs():
             raise VcrbenchError(
                 f"model {name!r}: torchvision has no classification model "
-                f"{target!r}; known: {', '.join(sources.torchvision_archs())}"
+                f"{target!r}; known: {', '.join(torchvision_archs())}"
             )
         weights = options.get("weights", "default")
         if weights not in ("default", "none"):
-            sources._torchvision_weights(target, weights)
+            from vcrbench.models.sources import _torchvision_weights
+
+            _torchvision_weights(target, weights)
     elif kind == "timm":
-        sources.check_timm_name(target)
+        from vcrbench.models.sources import check_timm_name
+
+        check_timm_name(target)
     elif kind == "openclip":
-        openclip_zoo.check_name(name, target, options)
+        from vcrbench.models.openclip_zoo import check_name
+
+        check_name(name, target, options)
     return spec
 
 
 def robustbench_options(spec: ModelSpec) -> tuple[str, str, str | None]:
     """``(dataset, threat, model_dir)`` of a ``robustbench:`` name, defaults filled in."""
+    from vcrbench.models.robustbench_zoo import canonical_threat
+
     return (spec.options.get("dataset", "imagenet"),
-            robustbench_zoo.canonical_threat(spec.options.get("threat", "corruptions")),
+            canonical_threat(spec.options.get("threat", "corruptions")),
             spec.options.get("model_dir"))
 
 
@@ -273,7 +281,9 @@ def check_zoo_geometry(name: str, crop: str) -> None:
     dataset, threat, model_dir = robustbench_options(spec)
     if dataset != "imagenet":
         return
-    geometry = robustbench_zoo.resolve(spec.target, dataset, threat, model_dir).preprocessing
+    from vcrbench.models.robustbench_zoo import resolve
+
+    geometry = resolve(spec.target, dataset, threat, model_dir).preprocessing
     crops = ZOO_CROPS.get(geometry, ())
     if crop in crops:
         return
@@ -292,8 +302,10 @@ def check_runs_on_cpu(name: str) -> None:
     spec = parse_model_name(name)
     if spec.kind != "robustbench":
         return
+    from vcrbench.models.robustbench_zoo import NEEDS_CUDA
+
     dataset, threat, _ = robustbench_options(spec)
-    if (dataset, threat, spec.target) in robustbench_zoo.NEEDS_CUDA:
+    if (dataset, threat, spec.target) in NEEDS_CUDA:
         raise VcrbenchError(
             f"model {name!r}: RobustBench builds it on CUDA only, but the run's device is cpu; "
             "run it with device: cuda (or auto on a GPU host)")
@@ -332,8 +344,10 @@ def _load_finetuned(target: str, models_dir: str | Path | None) -> tuple:
     CPU: its base model from the registry (same architecture, preprocessing and classes; a
     ``trained:<name>`` base from ``models_dir`` too) with the checkpoint's weights, loaded
     strictly (every tensor must match)."""
-    path = checkpoints.checkpoint_path(target, models_dir)
-    checkpoint = checkpoints.read_checkpoint(path, "finetuned")
+    from vcrbench.models.checkpoints import checkpoint_path, read_checkpoint
+
+    path = checkpoint_path(target, models_dir)
+    checkpoint = read_checkpoint(path, "finetuned")
     base = load_model(checkpoint["base"], "cpu", models_dir=models_dir)
     try:
         base.module.load_state_dict(checkpoint["state_dict"], strict=True)
@@ -357,11 +371,17 @@ def load_model(
     ``models_dir``: where ``finetuned:<name>`` and ``trained:<name>`` checkpoints live
     (``<models_dir>/<name>/``; a fine-tuned model's ``trained:`` base is looked up there too).
     """
+    import torch
+
+    from vcrbench.models import efficientnet_lite, sources
+
     spec = parse_model_name(name)
     options = spec.options
     classes = 1000
     if spec.kind == "trained":
-        module, pre, description, classes = trained.load_trained(spec.target, models_dir)
+        from vcrbench.models.trained import load_trained
+
+        module, pre, description, classes = load_trained(spec.target, models_dir)
     elif spec.kind == "finetuned":
         module, pre, description, classes = _load_finetuned(spec.target, models_dir)
     elif spec.kind == "efficientnet-lite":
@@ -381,6 +401,9 @@ def load_model(
             seed=int(options.get("seed", 0)),
         )
     elif spec.kind == "robustbench":
+        from vcrbench.models import robustbench_zoo
+        from vcrbench.models.preprocess import IDENTITY_MEAN, IDENTITY_STD, Preprocessing
+
         entry = robustbench_zoo.resolve(spec.target, *robustbench_options(spec))
         module, description = robustbench_zoo.load(entry)
         # the zoo's networks normalise inside; on ImageNet the run's crop is the zoo's
@@ -388,8 +411,9 @@ def load_model(
         pre = Preprocessing(entry.input_side, IDENTITY_MEAN, IDENTITY_STD, "bilinear")
         classes = entry.classes
     elif spec.kind == "openclip":
-        module, pre, description = openclip_zoo.load_openclip(spec.name, spec.target, options,
-                                                              models_dir)
+        from vcrbench.models.openclip_zoo import load_openclip
+
+        module, pre, description = load_openclip(spec.name, spec.target, options, models_dir)
     else:
         module, pre, description = sources.load_file(spec.target)
     module = module.to(torch.device(device)).eval()

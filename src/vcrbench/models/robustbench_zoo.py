@@ -46,17 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-import torch
-
 from vcrbench.errors import VcrbenchError
-from vcrbench.models.random_init import init_seed, seeded_construction
-from vcrbench.models.sources import (
-    _DownloadBlocked,
-    missing_weights,
-    no_downloads,
-    torch_checkpoints_dir,
-    torchvision_weights_file,
-)
 
 #: The robustbench release whose zoo this module reads.
 VERSION = "1.1.1"
@@ -208,6 +198,8 @@ def _timm_file(timm_name: str) -> Path:
     """torch hub's file of a timm pretrained config registered by the zoo (by its URL)."""
     from timm.models import get_pretrained_cfg
 
+    from vcrbench.models.sources import torch_checkpoints_dir
+
     cfg = get_pretrained_cfg(timm_name)
     url = getattr(cfg, "url", None)
     if not url:
@@ -248,6 +240,8 @@ def resolve(name: str, dataset: str = "imagenet", threat: str = "corruptions",
         files = tuple(folder / f"{name}.pt_m{i}.pt" for i in range(len(gdrive)))
     elif dataset == "imagenet" and "Standard" in name:
         # RobustBench builds it as torchvision's ResNet-50 with its V1 weights, no checkpoint
+        from vcrbench.models.sources import torchvision_weights_file
+
         build, files = "checkpoint", (torchvision_weights_file("resnet50", "IMAGENET1K_V1")[0],)
     else:
         build, files = "checkpoint", (folder / f"{name}.pt",)
@@ -279,6 +273,8 @@ def _timm_geometry(timm_name: str) -> tuple[str, int]:
 
 def missing_error(entry: ZooEntry) -> VcrbenchError:
     """The error for an entry whose files are not all in place."""
+    from vcrbench.models.sources import missing_weights
+
     return missing_weights(entry.model_string, " and ".join(map(str, entry.missing())),
                            entry.fetch_command)
 
@@ -288,9 +284,13 @@ def load(entry: ZooEntry) -> tuple:
     files, on the CPU, in eval mode. Checkpoints that hold Python objects besides tensors
     (which torch's default weights-only reading refuses) are unpickled in full, as RobustBench
     itself does on the torch it was written for: the files are the user's own downloads."""
+    from vcrbench.models.sources import _DownloadBlocked
+
     if entry.missing():
         raise missing_error(entry)
     if (entry.dataset, entry.threat, entry.name) in NEEDS_CUDA:
+        import torch
+
         if not torch.cuda.is_available():
             raise VcrbenchError(
                 f"{entry.model_string}: RobustBench {VERSION} builds this model on CUDA only; "
@@ -319,6 +319,9 @@ def load(entry: ZooEntry) -> tuple:
 
 def _rb_load(zoo, entry: ZooEntry):
     """RobustBench's ``load_model`` on the entry, downloads blocked, its own errors named."""
+    from vcrbench.models.random_init import init_seed, seeded_construction
+    from vcrbench.models.sources import _DownloadBlocked, no_downloads
+
     try:
         # seeded: a parameter a checkpoint leaves out (RobustBench may load non-strictly) keeps
         # the same initial value in every job
@@ -361,6 +364,8 @@ def fetch(name: str, dataset: str = "imagenet", threat: str = "corruptions",
     :attr:`ZooEntry.files`); returns them. Never called by a run."""
     entry = resolve(name, dataset, threat, model_dir)
     if (entry.dataset, entry.threat, entry.name) in NEEDS_CUDA:
+        import torch
+
         if not torch.cuda.is_available():
             raise VcrbenchError(f"{entry.model_string}: RobustBench {VERSION} builds it on CUDA "
                                 "before it downloads its files: fetch it on a host with a GPU")

