@@ -306,9 +306,6 @@ def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
     if allowed.sum() < n:
         raise VcrbenchError(f"{allowed.sum()} candidates for {n} samples; raise the pool size")
     members = [rng.permutation(np.flatnonzero(allowed & (which == b))) for b in range(bins)]
-    targets = np.flatnonzero(target)
-    if not fill_empty and any(len(members[b]) for b in targets):
-        targets = np.array([b for b in targets if len(members[b])], np.int64)
     left = n
     if quota is not None:
         quota = np.asarray(quota, np.int64).copy()
@@ -316,6 +313,9 @@ def flat_selection(predicted: np.ndarray, n: int, target: np.ndarray,
             raise ValueError(f"quota must be {bins} non-negative counts summing to {n}")
         targets, left = np.flatnonzero(quota), 0
     else:
+        targets = np.flatnonzero(target)
+        if not fill_empty and any(len(members[b]) for b in targets):
+            targets = np.array([b for b in targets if len(members[b])], np.int64)
         quota = np.zeros(bins, np.int64)
         if len(targets):
             _share_out(quota, targets, n, rng)
@@ -377,9 +377,9 @@ def spread_matrix(predicted: np.ndarray, actual: np.ndarray, bins: int,
     not move with the prediction. Rows sum to 1."""
     predicted, actual = np.asarray(predicted, np.float64), np.asarray(actual, np.float64)
     k = min(k, len(actual))
-    spread = np.zeros((bins, bins), np.float64)
     if k == 0:
         return np.eye(bins)
+    spread = np.zeros((bins, bins), np.float64)
     error = actual - predicted
     inside = (np.arange(offsets) + 0.5) / offsets
     for b in range(bins):
@@ -571,9 +571,9 @@ def adaptive_samples(name: str, seed: int, n: int, pilot: dict[str, np.ndarray],
     spread = spread_matrix(pilot_predictions(pilot_at, dv, drawn, clean_xy=clean_xy), dv[drawn],
                            bins)
     available = np.bincount(bin_of(predicted, bins), minlength=bins)
-    quota = spread_quota(spread, available, n, reachable_bins(dv, bins))
-    picked = flat_selection(predicted, n, reachable_bins(dv, bins),
-                            selection_rng(seed, name, "run"), quota=quota)
+    target = reachable_bins(dv, bins)
+    picked = flat_selection(predicted, n, target, selection_rng(seed, name, "run"),
+                            quota=spread_quota(spread, available, n, target))
     return [dict(pool_points[j]) for j in picked]
 
 
