@@ -19,6 +19,8 @@ run resumes); ``log.csv`` has one row per epoch: training seconds so far (evalua
 learning rate, training loss and accuracy, test accuracy (every ``--eval-every`` epochs and at
 the end), and ``model.pt`` the final weights with the recipe. The last line is a JSON summary.
 ``--train-per-class K`` trains on K images of each class (the same subset for every method).
+``--stop-after K`` stops after epoch K on the recipe's schedule (resumable); ``--export PATH``
+writes the weights reached as a ``trained:<model.pt>`` checkpoint with their test accuracy.
 """
 
 from __future__ import annotations
@@ -114,6 +116,11 @@ def main() -> None:
                         help="augmix / reva_minus / reva: make the AugMix views on the CPU in "
                              "this many worker processes, ahead of the step (0: in the training "
                              "process, on its device)")
+    parser.add_argument("--stop-after", type=int,
+                        help="stop after this epoch, keeping the recipe's schedule (resumable)")
+    parser.add_argument("--export",
+                        help="also write the weights reached as a trained:<model.pt> checkpoint "
+                             "at this path (for the workflow's benchmarks), with its test accuracy")
     parser.add_argument("--deadline", type=float,
                         help="seconds after start: stop (state saved) before an epoch that "
                              "would end later, judged by the slowest epoch so far")
@@ -175,6 +182,9 @@ def main() -> None:
             if args.view_workers and args.method in AUGMIX_METHODS else nullcontext())
     with pool as workers:
         while state.epoch < recipe.epochs:
+            if args.stop_after is not None and state.epoch >= args.stop_after:
+                print(json.dumps({"stopped": f"--stop-after {args.stop_after}"}), flush=True)
+                break
             if args.deadline and time.perf_counter() - start + slowest > args.deadline:
                 print(json.dumps({"stopped": f"deadline before epoch {state.epoch + 1}"}),
                       flush=True)
@@ -210,6 +220,11 @@ def main() -> None:
         torch.save({"recipe": recipe.as_dict(), "log": state.log,
                     "state_dict": {k: v.cpu() for k, v in state.model.state_dict().items()}},
                    out / "model.pt")
+    if args.export:
+        save_state(state, args.export, optimizer=False,
+                   data={"label_space": "cifar10", "side": 32, "name": recipe.architecture})
+        summary["exported"] = {"path": args.export, "epoch": state.epoch,
+                               "test_acc": round(accuracy(state.model, x_test, y_test, recipe), 4)}
     if device.type == "cuda":
         summary["peak_gpu_mem_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20)
     summary["pid"] = os.getpid()
